@@ -1,0 +1,281 @@
+import { DurableObject } from "cloudflare:workers";
+import { ErrorCodes } from "../errors/codes.js";
+import { describeError, TaskProtocolError, type JsonRpcErrorObject } from "../errors/errors.js";
+import { toToolErrorResult, toToolResult } from "../errors/tool-results.js";
+import { runWithJournal, type RunOutcome } from "../steps/engine.js";
+import { StepJournal } from "../steps/journal.js";
+import { toDetailedTask, toTask, type DetailedTask, type Task } from "../wire/task-shapes.js";
+import { hasSchema, migrate } from "./schema.js";
+import type { TaskRegistry } from "./task-definition.js";
+import { FINAL_STATUSES, TaskStore, type Ending, type NewTask, type TaskRecord } from "./task-store.js";
+
+export interface TaskRunnerOptions<Env> {
+  /** Builds the author's server; the runner looks task handlers up in it by tool name. */
+  registry: (env: Env) => TaskRegistry;
+  /** A run hands off to a fresh alarm after this long, well before the alarm's 15-minute wall limit. */
+  alarmBudgetMs?: number;
+  /** How long a finished or expired task stays readable after its TTL, before it is purged. */
+  purgeGraceMs?: number;
+}
+
+const DEFAULT_ALARM_BUDGET_MS = 10 * 60_000;
+const DEFAULT_PURGE_GRACE_MS = 60_000;
+
+/** The `principal` binding every call carries: a foreign principal sees exactly what an unknown id sees. */
+export interface TaskAccess {
+  taskId: string;
+  principal: string;
+}
+
+export type TaskListener = (task: DetailedTask) => void;
+
+/**
+ * Builds the TaskRunner Durable Object class for an author's server: one object per task, holding the task
+ * record and its step journal in SQLite, and driving the handler from its single alarm.
+ */
+export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>) {
+  const alarmBudgetMs = options.alarmBudgetMs ?? DEFAULT_ALARM_BUDGET_MS;
+  const purgeGraceMs = options.purgeGraceMs ?? DEFAULT_PURGE_GRACE_MS;
+
+  return class TaskRunner extends DurableObject<Env> {
+    private store = new TaskStore(this.ctx.storage.sql);
+    private journal = new StepJournal(this.ctx.storage.sql);
+    private ready = hasSchema(this.ctx.storage.sql);
+    /** Aborted on cancel: the signals of this instance's in-flight step attempts. */
+    private controllers = new Set<AbortController>();
+    private listeners = new Set<TaskListener>();
+    /** Set when an answer arrives while a run is under way, so the run's own re-arm does not hide it. */
+    private wokenDuringRun = false;
+    private running = false;
+
+    constructor(ctx: DurableObjectState, env: Env) {
+      super(ctx, env);
+      // Bring an existing task's schema up to date before any request or alarm reads it.
+      if (this.ready) migrate(ctx.storage);
+    }
+
+    /** Creates the task (idempotent for the same id and principal) and arms the alarm that runs it. */
+    async create(task: NewTask): Promise<Task> {
+      if (!this.ready) {
+        migrate(this.ctx.storage);
+        this.ready = true;
+      }
+      const existing = this.store.read();
+      if (existing) {
+        if (existing.principal !== task.principal || existing.tool !== task.tool) {
+          throw new Error(`task id collision on ${task.taskId}`);
+        }
+        return toTask(existing);
+      }
+      const now = Date.now();
+      this.store.insert(task, now);
+      await this.ctx.storage.setAlarm(now);
+      return toTask(this.store.read()!);
+    }
+
+    async get(access: TaskAccess): Promise<DetailedTask | null> {
+      const record = this.owned(access);
+      return record ? this.detailed(record) : null;
+    }
+
+    /** Records answers for outstanding input keys; others are ignored. Null when the task is unknown. */
+    async update(access: TaskAccess, responses: Record<string, unknown>): Promise<{ accepted: string[] } | null> {
+      const record = this.owned(access);
+      if (!record) return null;
+      if (FINAL_STATUSES.has(record.status)) return { accepted: [] };
+      const now = Date.now();
+      const accepted = Object.entries(responses)
+        .filter(([key, value]) => value !== undefined && this.journal.answerInput(key, JSON.stringify(value), now))
+        .map(([key]) => key);
+      if (accepted.length > 0) {
+        this.syncInputStatus(now);
+        if (this.running) this.wokenDuringRun = true;
+        await this.arm(now);
+      }
+      return { accepted };
+    }
+
+    /** Cooperative cancel: the first ending wins, so a task that already finished stays as it is. */
+    async cancel(access: TaskAccess): Promise<boolean> {
+      const record = this.owned(access);
+      if (!record) return false;
+      if (this.finish({ status: "cancelled" })) {
+        for (const controller of this.controllers) controller.abort(new Error("task cancelled"));
+        await this.arm(Date.now());
+      }
+      return true;
+    }
+
+    /** Calls `listener` with the task now and on every later change, until the returned function is called. */
+    watch(access: TaskAccess, listener: TaskListener): (() => void) | null {
+      const record = this.owned(access);
+      if (!record) return null;
+      this.listeners.add(listener);
+      listener(this.detailed(record));
+      return () => this.listeners.delete(listener);
+    }
+
+    override async alarm(): Promise<void> {
+      if (!this.ready) return;
+      const record = this.store.read();
+      if (!record) return;
+      const now = Date.now();
+      if (record.purgeAt !== null && now >= record.purgeAt) return this.purge();
+      const expiresAt = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
+      if (expiresAt !== null && now >= expiresAt && !FINAL_STATUSES.has(record.status)) {
+        this.finish({
+          status: "failed",
+          error: {
+            code: ErrorCodes.InternalError,
+            message: "task expired before it finished",
+            data: { reason: "expired" },
+          },
+        });
+        return this.arm(now);
+      }
+      if (FINAL_STATUSES.has(record.status)) return this.arm(now);
+      await this.runHandler(record, now);
+      await this.arm(Date.now());
+    }
+
+    private async runHandler(record: TaskRecord, startedAt: number): Promise<void> {
+      const definition = options.registry(this.env).getTaskDefinition(record.tool);
+      if (!definition) {
+        this.finish({
+          status: "failed",
+          error: {
+            code: ErrorCodes.InternalError,
+            message: `no task named "${record.tool}" is registered in this deployment`,
+          },
+        });
+        return;
+      }
+      this.running = true;
+      this.wokenDuringRun = false;
+      let outcome: RunOutcome;
+      try {
+        outcome = await runWithJournal(definition.handler, JSON.parse(record.input), {
+          taskId: record.taskId,
+          journal: this.journal,
+          now: () => Date.now(),
+          isCancelled: () => this.store.read()?.status === "cancelled",
+          setStatus: (message, progress) => {
+            if (this.store.setMessage(message, progress ?? null, Date.now())) this.notify();
+          },
+          inputRequested: () => this.syncInputStatus(Date.now()),
+          handoffAt: startedAt + alarmBudgetMs,
+          controllers: this.controllers,
+        });
+      } finally {
+        this.running = false;
+      }
+      this.settle(outcome, record);
+    }
+
+    private settle(outcome: RunOutcome, record: TaskRecord): void {
+      switch (outcome.kind) {
+        case "returned":
+          this.finish({ status: "completed", result: toToolResult(outcome.value) });
+          return;
+        case "threw":
+          if (outcome.error instanceof TaskProtocolError) {
+            this.finish({ status: "failed", error: rpcError(outcome.error) });
+          } else {
+            console.warn("task handler failed", {
+              taskId: record.taskId,
+              tool: record.tool,
+              error: describeError(outcome.error),
+            });
+            this.finish({ status: "completed", result: toToolErrorResult(outcome.error) });
+          }
+          return;
+        case "diverged":
+          console.error("task replay diverged", {
+            taskId: record.taskId,
+            tool: record.tool,
+            error: outcome.error.message,
+          });
+          this.finish({ status: "failed", error: rpcError(outcome.error) });
+          return;
+        case "suspended":
+          // An input step may have timed out during the run; the live status follows the pending inputs.
+          this.syncInputStatus(Date.now());
+          if (outcome.immediate) this.wokenDuringRun = true;
+          return;
+        case "cancelled":
+          return;
+      }
+    }
+
+    /** Arms the one alarm at the earliest thing this task waits for: a step, the TTL, or the purge. */
+    private async arm(now: number): Promise<void> {
+      const record = this.store.read();
+      if (!record) return;
+      let next: number | null;
+      if (record.purgeAt !== null) {
+        next = record.purgeAt;
+      } else {
+        const expiresAt = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
+        const candidates = [this.journal.nextWake(), expiresAt, this.wokenDuringRun ? now : null];
+        const due = candidates.filter((t): t is number => t !== null);
+        next = due.length > 0 ? Math.min(...due) : null;
+      }
+      this.wokenDuringRun = false;
+      if (next === null) {
+        await this.ctx.storage.deleteAlarm();
+        return;
+      }
+      // Re-arming at or before the alarm now firing can be lost locally; always move strictly forward.
+      await this.ctx.storage.setAlarm(Math.max(next, Date.now() + 1));
+    }
+
+    /** Writes a final status if none was written yet; notifies watchers. Returns whether it won. */
+    private finish(ending: Ending): boolean {
+      const record = this.store.read();
+      if (!record) return false;
+      const now = Date.now();
+      const expiresAt = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
+      const purgeAt = Math.max(expiresAt ?? now, now) + purgeGraceMs;
+      const won = this.store.end(ending, now, purgeAt);
+      if (won) this.notify();
+      return won;
+    }
+
+    private syncInputStatus(now: number): void {
+      const pending = this.journal.pendingInputs().length;
+      if (this.store.setLiveStatus(pending > 0 ? "input_required" : "working", now)) this.notify();
+    }
+
+    private owned(access: TaskAccess): TaskRecord | null {
+      if (!this.ready) return null;
+      const record = this.store.read();
+      if (!record || record.taskId !== access.taskId || record.principal !== access.principal) return null;
+      if (record.purgeAt !== null && Date.now() >= record.purgeAt) return null;
+      return record;
+    }
+
+    private detailed(record: TaskRecord): DetailedTask {
+      return toDetailedTask(record, record.status === "input_required" ? this.journal.pendingInputs() : []);
+    }
+
+    private notify(): void {
+      if (this.listeners.size === 0) return;
+      const record = this.store.read();
+      if (!record) return;
+      const task = this.detailed(record);
+      for (const listener of this.listeners) listener(task);
+    }
+
+    private async purge(): Promise<void> {
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      this.ready = false;
+    }
+  };
+}
+
+function rpcError(error: TaskProtocolError): JsonRpcErrorObject {
+  return error.data === undefined
+    ? { code: error.code, message: error.message }
+    : { code: error.code, message: error.message, data: error.data };
+}

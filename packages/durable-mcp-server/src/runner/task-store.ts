@@ -1,0 +1,139 @@
+import type { JsonRpcErrorObject } from "../errors/errors.js";
+
+export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
+
+/** The durable record of one task, as its TaskRunner holds it. */
+export interface TaskRecord {
+  taskId: string;
+  principal: string;
+  tool: string;
+  /** JSON text of the validated tool arguments. */
+  input: string;
+  status: TaskStatus;
+  statusMessage: string | null;
+  progress: number | null;
+  /** JSON text of the CallToolResult, once completed. */
+  result: string | null;
+  /** JSON text of the JSON-RPC error, once failed. */
+  error: string | null;
+  createdAt: number;
+  updatedAt: number;
+  ttlMs: number | null;
+  pollIntervalMs: number | null;
+  purgeAt: number | null;
+}
+
+export type NewTask = Pick<TaskRecord, "taskId" | "principal" | "tool" | "input" | "ttlMs" | "pollIntervalMs">;
+
+export type Ending =
+  | { status: "completed"; result: unknown }
+  | { status: "failed"; error: JsonRpcErrorObject }
+  | { status: "cancelled" };
+
+interface TaskRow extends Record<string, SqlStorageValue> {
+  task_id: string;
+  principal: string;
+  tool: string;
+  input: string;
+  status: string;
+  status_message: string | null;
+  progress: number | null;
+  result: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+  ttl_ms: number | null;
+  poll_interval_ms: number | null;
+  purge_at: number | null;
+}
+
+const LIVE = "status IN ('working', 'input_required')";
+
+/** Reads and writes the single task row. Every change to a final task is a no-op: the first ending wins. */
+export class TaskStore {
+  constructor(private readonly sql: SqlStorage) {}
+
+  read(): TaskRecord | null {
+    const row = this.sql.exec<TaskRow>("SELECT * FROM task WHERE singleton = 1").toArray()[0];
+    return row ? fromRow(row) : null;
+  }
+
+  insert(task: NewTask, now: number): void {
+    this.sql.exec(
+      `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms, poll_interval_ms)
+       VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?)`,
+      task.taskId,
+      task.principal,
+      task.tool,
+      task.input,
+      now,
+      now,
+      task.ttlMs,
+      task.pollIntervalMs,
+    );
+  }
+
+  /** Writes a final status if the task is still live; returns whether this call was the one that ended it. */
+  end(ending: Ending, now: number, purgeAt: number | null): boolean {
+    const result = ending.status === "completed" ? JSON.stringify(ending.result) : null;
+    const error = ending.status === "failed" ? JSON.stringify(ending.error) : null;
+    const cursor = this.sql.exec(
+      `UPDATE task SET status = ?, result = ?, error = ?, updated_at = ?, purge_at = ? WHERE singleton = 1 AND ${LIVE}`,
+      ending.status,
+      result,
+      error,
+      now,
+      purgeAt,
+    );
+    return cursor.rowsWritten > 0;
+  }
+
+  /** Moves a live task between working and input_required; returns whether anything changed. */
+  setLiveStatus(status: "working" | "input_required", now: number): boolean {
+    const cursor = this.sql.exec(
+      `UPDATE task SET status = ?, updated_at = ? WHERE singleton = 1 AND ${LIVE} AND status <> ?`,
+      status,
+      now,
+      status,
+    );
+    return cursor.rowsWritten > 0;
+  }
+
+  /** Sets the status message of a live task; returns whether anything changed. */
+  setMessage(message: string, progress: number | null, now: number): boolean {
+    const cursor = this.sql.exec(
+      `UPDATE task SET status_message = ?, progress = ?, updated_at = ?
+       WHERE singleton = 1 AND ${LIVE} AND (status_message IS NOT ? OR progress IS NOT ?)`,
+      message,
+      progress,
+      now,
+      message,
+      progress,
+    );
+    return cursor.rowsWritten > 0;
+  }
+
+  setPurgeAt(purgeAt: number): void {
+    this.sql.exec("UPDATE task SET purge_at = ? WHERE singleton = 1", purgeAt);
+  }
+}
+
+function fromRow(row: TaskRow): TaskRecord {
+  return {
+    taskId: row.task_id,
+    principal: row.principal,
+    tool: row.tool,
+    input: row.input,
+    status: row.status as TaskStatus,
+    statusMessage: row.status_message,
+    progress: row.progress,
+    result: row.result,
+    error: row.error,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    ttlMs: row.ttl_ms,
+    pollIntervalMs: row.poll_interval_ms,
+    purgeAt: row.purge_at,
+  };
+}

@@ -1,0 +1,331 @@
+import {
+  describeError,
+  InputTimeoutError,
+  NonRetryableError,
+  ReplayDivergenceError,
+  StepFailedError,
+  StepResultError,
+  StepTimeoutError,
+} from "../errors/errors.js";
+import { toMilliseconds, type Duration } from "./duration.js";
+import type { StepJournal, StepKind, StepRecord } from "./journal.js";
+import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
+import type {
+  ElicitRequest,
+  ElicitResult,
+  InputOptions,
+  InputRequest,
+  Serializable,
+  Step,
+  StepAttempt,
+} from "./types.js";
+
+/** Step results are capped like Cloudflare Workflows', well under SQLite's 2 MB row limit. */
+export const MAX_STEP_RESULT_BYTES = 1_048_576;
+
+/** What the engine needs from the TaskRunner that hosts it. */
+export interface EngineHost {
+  taskId: string;
+  journal: StepJournal;
+  now(): number;
+  isCancelled(): boolean;
+  setStatus(message: string, progress: number | undefined): void;
+  /** A new input request was journaled: the task is now `input_required`. */
+  inputRequested(): void;
+  /** Wall-clock time after which the run hands off to a fresh alarm at the next step boundary. */
+  handoffAt: number;
+  /** Every live AbortController of this run, so that cancel can abort them. */
+  controllers: Set<AbortController>;
+}
+
+export type RunOutcome =
+  | { kind: "returned"; value: unknown }
+  | { kind: "threw"; error: unknown }
+  /** Waiting on a clock or on input; the runner arms the alarm from the journal. */
+  | { kind: "suspended"; immediate: boolean }
+  | { kind: "diverged"; error: ReplayDivergenceError }
+  | { kind: "cancelled" };
+
+/**
+ * Runs a task handler once against its journal. Journaled steps return their stored outcome without running;
+ * a step that must wait parks the handler on a promise that never settles, and once no step body is still in
+ * flight the run ends `suspended`. The abandoned handler is garbage; the next alarm replays it from the top.
+ */
+export function runWithJournal<I>(
+  handler: (input: I, step: Step) => Promise<unknown>,
+  input: I,
+  host: EngineHost,
+): Promise<RunOutcome> {
+  return new StepEngine(host).run(handler, input);
+}
+
+type StepBody = (attempt: StepAttempt) => unknown;
+
+const INPUT_METHODS = new Set(["elicitation/create", "sampling/createMessage", "roots/list"]);
+
+class StepEngine {
+  private readonly records: Map<string, StepRecord>;
+  /** Journaled names this run has not reached yet; while any remain, the handler is replaying. */
+  private readonly unvisited: Set<string>;
+  private readonly visited = new Set<string>();
+  private inFlight = 0;
+  private parked = 0;
+  private wakeNow = false;
+  /** Set once this run journaled new progress; a handoff only ever happens after some. */
+  private progressed = false;
+  private settle!: (outcome: RunOutcome) => void;
+  private settled = false;
+
+  constructor(private readonly host: EngineHost) {
+    this.records = host.journal.load();
+    this.unvisited = new Set(this.records.keys());
+  }
+
+  run<I>(handler: (input: I, step: Step) => Promise<unknown>, input: I): Promise<RunOutcome> {
+    const outcome = new Promise<RunOutcome>((resolve) => (this.settle = resolve));
+    const step = this.stepApi();
+    Promise.resolve()
+      .then(() => handler(input, step))
+      .then(
+        (value) => this.finish({ kind: "returned", value }),
+        (error: unknown) => this.finish({ kind: "threw", error }),
+      );
+    return outcome;
+  }
+
+  private finish(outcome: RunOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.settle(this.host.isCancelled() ? { kind: "cancelled" } : outcome);
+  }
+
+  /** Parks the caller for good; the run suspends once no step body is in flight. */
+  private park(): Promise<never> {
+    this.parked++;
+    this.checkQuiescent();
+    return new Promise<never>(() => {});
+  }
+
+  private checkQuiescent(): void {
+    // A macrotask later, so sibling steps started in the same tick (Promise.all) register first.
+    setTimeout(() => {
+      if (this.parked > 0 && this.inFlight === 0) this.finish({ kind: "suspended", immediate: this.wakeNow });
+    }, 0);
+  }
+
+  private halt(outcome?: RunOutcome): Promise<never> {
+    if (outcome) this.finish(outcome);
+    return new Promise<never>(() => {});
+  }
+
+  /**
+   * Claims a step name for this run. Returns its journal record ("new" when there is none), or "halt" when the
+   * run must not go on (cancelled, diverged, or handing off before the alarm's wall-clock limit).
+   */
+  private enter(name: string, kind: StepKind): StepRecord | "new" | "halt" | "handoff" {
+    if (this.settled) return "halt";
+    if (this.host.isCancelled()) {
+      this.finish({ kind: "cancelled" });
+      return "halt";
+    }
+    if (typeof name !== "string" || name.length === 0 || name.length > 256) {
+      throw new TypeError("a step name must be a non-empty string of at most 256 characters");
+    }
+    if (this.visited.has(name)) {
+      this.finish({ kind: "diverged", error: new ReplayDivergenceError(name, "the name is used twice") });
+      return "halt";
+    }
+    const record = this.records.get(name);
+    if (!record && this.progressed && this.host.now() >= this.host.handoffAt) {
+      this.wakeNow = true;
+      return "handoff";
+    }
+    this.visited.add(name);
+    this.unvisited.delete(name);
+    if (record && record.kind !== kind) {
+      const detail = `the journal holds a "${record.kind}" step where the code now asks for "${kind}"`;
+      this.finish({ kind: "diverged", error: new ReplayDivergenceError(name, detail) });
+      return "halt";
+    }
+    return record ?? "new";
+  }
+
+  private write(record: StepRecord): void {
+    this.progressed = true;
+    this.records.set(record.name, record);
+    this.host.journal.write(record, this.host.now());
+  }
+
+  private async doStep(name: string, config: StepConfig | undefined, fn: StepBody): Promise<unknown> {
+    const policy = resolveStepConfig(config);
+    const entry = this.enter(name, "do");
+    if (entry === "halt") return this.halt();
+    if (entry === "handoff") return this.park();
+    if (entry !== "new") {
+      if (entry.state === "done") return parseJson(entry.result);
+      if (entry.state === "failed") throw stepFailure(entry);
+      if (entry.state === "waiting" && (entry.wakeAt ?? 0) > this.host.now()) return this.park();
+    }
+    // New, due for a retry, or interrupted mid-attempt (state "running" after an eviction or crash).
+    const attempt = (entry === "new" ? 0 : entry.attempts) + 1;
+    const base: StepRecord = {
+      name,
+      kind: "do",
+      state: "running",
+      attempts: attempt,
+      result: null,
+      error: null,
+      wakeAt: null,
+      request: null,
+    };
+    if (attempt > policy.limit + 1) {
+      const error = { name: "StepInterruptedError", message: `step "${name}" was interrupted on its last attempt` };
+      this.write({ ...base, attempts: attempt - 1, state: "failed", error: JSON.stringify(error) });
+      throw stepFailure(this.records.get(name)!);
+    }
+    this.write(base);
+    this.inFlight++;
+    try {
+      const text = serializeResult(name, await this.attempt(name, fn, attempt, policy.timeoutMs));
+      this.write({ ...base, state: "done", result: text });
+      return parseJson(text);
+    } catch (error) {
+      if (this.settled || this.host.isCancelled()) return this.halt();
+      const failed = describeError(error);
+      if (error instanceof NonRetryableError || attempt > policy.limit) {
+        this.write({ ...base, state: "failed", error: JSON.stringify(failed) });
+        throw stepFailure(this.records.get(name)!);
+      }
+      const wakeAt = this.host.now() + retryDelayMs(policy, attempt);
+      this.write({ ...base, state: "waiting", error: JSON.stringify(failed), wakeAt });
+      return this.park();
+    } finally {
+      this.inFlight--;
+      if (this.parked > 0) this.checkQuiescent();
+    }
+  }
+
+  private async attempt(name: string, fn: StepBody, attempt: number, timeoutMs: number): Promise<unknown> {
+    const controller = new AbortController();
+    this.host.controllers.add(controller);
+    const timer = setTimeout(() => controller.abort(new StepTimeoutError(name, timeoutMs)), timeoutMs);
+    const aborted = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener("abort", () => reject(controller.signal.reason));
+    });
+    try {
+      const idempotencyKey = `${this.host.taskId}:${name}`;
+      const body = Promise.resolve().then(() => fn({ attempt, signal: controller.signal, idempotencyKey }));
+      return await Promise.race([body, aborted]);
+    } finally {
+      clearTimeout(timer);
+      this.host.controllers.delete(controller);
+    }
+  }
+
+  private async sleepStep(name: string, wakeAt: () => number): Promise<void> {
+    const entry = this.enter(name, "sleep");
+    if (entry === "halt") return this.halt();
+    if (entry === "handoff") return this.park();
+    if (entry !== "new" && entry.state === "done") return;
+    const due = entry === "new" ? wakeAt() : (entry.wakeAt ?? 0);
+    if (!Number.isFinite(due)) throw new RangeError(`step "${name}": cannot sleep until ${due}`);
+    const record: StepRecord = {
+      name,
+      kind: "sleep",
+      state: "waiting",
+      attempts: 0,
+      result: null,
+      error: null,
+      wakeAt: due,
+      request: null,
+    };
+    if (due <= this.host.now()) {
+      this.write({ ...record, state: "done" });
+      return;
+    }
+    if (entry === "new") this.write(record);
+    return this.park();
+  }
+
+  private async inputStep(name: string, request: InputRequest, options: InputOptions | undefined): Promise<unknown> {
+    if (!INPUT_METHODS.has(request?.method)) {
+      throw new TypeError(`step "${name}": input method must be one of ${[...INPUT_METHODS].join(", ")}`);
+    }
+    const timeoutMs = options?.timeout === undefined ? undefined : toMilliseconds(options.timeout);
+    const entry = this.enter(name, "input");
+    if (entry === "halt") return this.halt();
+    if (entry === "handoff") return this.park();
+    if (entry === "new") {
+      const wakeAt = timeoutMs === undefined ? null : this.host.now() + timeoutMs;
+      this.write({
+        name,
+        kind: "input",
+        state: "waiting",
+        attempts: 0,
+        result: null,
+        error: null,
+        wakeAt,
+        request: JSON.stringify(request),
+      });
+      this.host.inputRequested();
+      return this.park();
+    }
+    if (entry.state === "done") return parseJson(entry.result);
+    if (entry.state === "failed") throw new InputTimeoutError(name);
+    if (entry.wakeAt !== null && entry.wakeAt <= this.host.now()) {
+      // The timeout is journaled first; an answer arriving later finds the key no longer outstanding.
+      const timedOut = new InputTimeoutError(name);
+      this.write({ ...entry, state: "failed", error: JSON.stringify(describeError(timedOut)) });
+      throw timedOut;
+    }
+    return this.park();
+  }
+
+  private stepApi(): Step {
+    return {
+      do: ((name: string, configOrFn: StepConfig | StepBody, maybeFn?: StepBody) =>
+        typeof configOrFn === "function"
+          ? this.doStep(name, undefined, configOrFn)
+          : this.doStep(name, configOrFn, maybeFn as StepBody)) as Step["do"],
+      sleep: (name, duration: Duration) => this.sleepStep(name, () => this.host.now() + toMilliseconds(duration)),
+      sleepUntil: (name, until) => this.sleepStep(name, () => +until),
+      elicit: (name, request: ElicitRequest, options) =>
+        this.inputStep(name, { method: "elicitation/create", params: request }, options) as Promise<ElicitResult>,
+      requestInput: (name, request, options) => this.inputStep(name, request, options),
+      status: async (message, options) => {
+        // Replays stay silent: only a run that has passed every journaled step reports status.
+        if (this.settled || this.unvisited.size > 0) return;
+        this.host.setStatus(String(message), options?.progress);
+      },
+    };
+  }
+}
+
+function parseJson(text: string | null): unknown {
+  return text === null ? undefined : JSON.parse(text);
+}
+
+function serializeResult(step: string, value: unknown): string | null {
+  if (value === undefined) return null;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value as Serializable);
+  } catch (error) {
+    throw new StepResultError(`step "${step}" returned a value that is not JSON: ${describeError(error).message}`);
+  }
+  if (text === undefined) throw new StepResultError(`step "${step}" returned a value that is not JSON`);
+  const bytes = new TextEncoder().encode(text).byteLength;
+  if (bytes > MAX_STEP_RESULT_BYTES) {
+    throw new StepResultError(
+      `step "${step}" returned ${bytes} bytes of JSON; a step result may be at most ${MAX_STEP_RESULT_BYTES} bytes`,
+    );
+  }
+  return text;
+}
+
+function stepFailure(record: StepRecord): StepFailedError {
+  const cause = record.error
+    ? (JSON.parse(record.error) as { name: string; message: string })
+    : { name: "Error", message: "step failed" };
+  return new StepFailedError(record.name, record.attempts, cause.name, cause.message);
+}

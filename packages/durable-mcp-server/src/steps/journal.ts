@@ -1,0 +1,125 @@
+/** One row of the step journal: the durable memory of what a task's handler has already done. */
+export interface StepRecord {
+  name: string;
+  kind: StepKind;
+  state: StepState;
+  /** Attempts started so far (a `do` step writes it before each attempt runs). */
+  attempts: number;
+  /** JSON text of the step's value (a `do` result or an input answer); null when it had none. */
+  result: string | null;
+  /** JSON `{ name, message }` of the failure that ended the step. */
+  error: string | null;
+  /** When a waiting step may go on: retry time, sleep end, or input timeout (ms since epoch). */
+  wakeAt: number | null;
+  /** JSON `{ method, params }` of an input request. */
+  request: string | null;
+}
+
+export type StepKind = "do" | "sleep" | "input";
+/** running: an attempt started; waiting: a retry, sleep or input is pending; done / failed: final. */
+export type StepState = "running" | "waiting" | "done" | "failed";
+
+export const JOURNAL_DDL = `
+CREATE TABLE IF NOT EXISTS steps (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL CHECK (kind IN ('do', 'sleep', 'input')),
+  state TEXT NOT NULL CHECK (state IN ('running', 'waiting', 'done', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  result TEXT,
+  error TEXT,
+  wake_at INTEGER,
+  request TEXT,
+  updated_at INTEGER NOT NULL
+);`;
+
+interface StepRow extends Record<string, SqlStorageValue> {
+  name: string;
+  kind: string;
+  state: string;
+  attempts: number;
+  result: string | null;
+  error: string | null;
+  wake_at: number | null;
+  request: string | null;
+}
+
+/**
+ * The SQLite step ledger of one task. `load()` reads the whole journal in one query per run, so resuming a
+ * long task costs one read, not one per past step; every change is written through at once.
+ */
+export class StepJournal {
+  constructor(private readonly sql: SqlStorage) {}
+
+  load(): Map<string, StepRecord> {
+    const rows = this.sql
+      .exec<StepRow>("SELECT name, kind, state, attempts, result, error, wake_at, request FROM steps ORDER BY seq")
+      .toArray();
+    return new Map(rows.map((row) => [row.name, fromRow(row)]));
+  }
+
+  write(record: StepRecord, now: number): void {
+    this.sql.exec(
+      `INSERT INTO steps (name, kind, state, attempts, result, error, wake_at, request, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET state = excluded.state, attempts = excluded.attempts,
+         result = excluded.result, error = excluded.error, wake_at = excluded.wake_at,
+         request = excluded.request, updated_at = excluded.updated_at`,
+      record.name,
+      record.kind,
+      record.state,
+      record.attempts,
+      record.result,
+      record.error,
+      record.wakeAt,
+      record.request,
+      now,
+    );
+  }
+
+  /** Pending input requests, oldest first. */
+  pendingInputs(): StepRecord[] {
+    return this.sql
+      .exec<StepRow>(
+        "SELECT name, kind, state, attempts, result, error, wake_at, request FROM steps WHERE kind = 'input' AND state = 'waiting' ORDER BY seq",
+      )
+      .toArray()
+      .map(fromRow);
+  }
+
+  /** Records an answer to a pending input request; false when the key is not outstanding. */
+  answerInput(name: string, response: string, now: number): boolean {
+    const cursor = this.sql.exec(
+      "UPDATE steps SET state = 'done', result = ?, updated_at = ? WHERE name = ? AND kind = 'input' AND state = 'waiting'",
+      response,
+      now,
+      name,
+    );
+    return cursor.rowsWritten > 0;
+  }
+
+  /** Earliest time a waiting step wants to go on, or null when none waits on a clock. */
+  nextWake(): number | null {
+    const row = this.sql
+      .exec<{ wake: number | null }>("SELECT MIN(wake_at) AS wake FROM steps WHERE state = 'waiting'")
+      .one();
+    return row.wake;
+  }
+
+  count(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM steps").one().n;
+  }
+}
+
+function fromRow(row: StepRow): StepRecord {
+  return {
+    name: row.name,
+    kind: row.kind as StepKind,
+    state: row.state as StepState,
+    attempts: row.attempts,
+    result: row.result,
+    error: row.error,
+    wakeAt: row.wake_at,
+    request: row.request,
+  };
+}

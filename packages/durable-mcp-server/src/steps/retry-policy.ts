@@ -1,0 +1,47 @@
+import { toMilliseconds, type Duration } from "./duration.js";
+
+export type Backoff = "constant" | "linear" | "exponential";
+
+/** Per-step configuration, shaped like Cloudflare Workflows' `WorkflowStepConfig`. */
+export interface StepConfig {
+  retries?: { limit: number; delay: Duration; backoff?: Backoff };
+  timeout?: Duration;
+}
+
+/** Workflows' documented defaults: 5 retries, 10 s, exponential; 10-minute attempt timeout. */
+export const DEFAULT_STEP_CONFIG = {
+  retries: { limit: 5, delay: 10_000, backoff: "exponential" },
+  timeout: 600_000,
+} as const satisfies StepConfig;
+
+export interface ResolvedStepConfig {
+  limit: number;
+  delayMs: number;
+  backoff: Backoff;
+  timeoutMs: number;
+}
+
+export function resolveStepConfig(config: StepConfig | undefined): ResolvedStepConfig {
+  const retries = config?.retries ?? DEFAULT_STEP_CONFIG.retries;
+  if (!Number.isInteger(retries.limit) || retries.limit < 0) {
+    throw new RangeError(`retries.limit must be a non-negative integer, got ${retries.limit}`);
+  }
+  return {
+    limit: retries.limit,
+    delayMs: toMilliseconds(retries.delay),
+    backoff: retries.backoff ?? "exponential",
+    timeoutMs: toMilliseconds(config?.timeout ?? DEFAULT_STEP_CONFIG.timeout),
+  };
+}
+
+/** Wait before attempt `failedAttempt + 1`, where attempts count from 1. */
+export function retryDelayMs(config: ResolvedStepConfig, failedAttempt: number): number {
+  switch (config.backoff) {
+    case "constant":
+      return config.delayMs;
+    case "linear":
+      return config.delayMs * failedAttempt;
+    case "exponential":
+      return config.delayMs * 2 ** (failedAttempt - 1);
+  }
+}

@@ -1,0 +1,76 @@
+import { env } from "cloudflare:workers";
+import { newTaskId } from "../src/ids.js";
+import type { FixtureEnv } from "./fixtures/worker.js";
+import type { DetailedTask } from "../src/wire/task-shapes.js";
+
+export const fixtureEnv = env as unknown as FixtureEnv;
+
+/** The RPC surface of a TaskRunner, as the router calls it. */
+export interface RunnerStub {
+  create(task: {
+    taskId: string;
+    principal: string;
+    tool: string;
+    input: string;
+    ttlMs: number | null;
+    pollIntervalMs: number | null;
+  }): Promise<DetailedTask>;
+  get(access: { taskId: string; principal: string }): Promise<DetailedTask | null>;
+  update(
+    access: { taskId: string; principal: string },
+    responses: Record<string, unknown>,
+  ): Promise<{ accepted: string[] } | null>;
+  cancel(access: { taskId: string; principal: string }): Promise<boolean>;
+}
+
+export interface StartedTask {
+  taskId: string;
+  access: { taskId: string; principal: string };
+  stub: DurableObjectStub & RunnerStub;
+  probe: ReturnType<typeof probeFor>;
+  probeName: string;
+}
+
+export function probeFor(name: string) {
+  return fixtureEnv.PROBE.get(fixtureEnv.PROBE.idFromName(name));
+}
+
+/** Creates a fixture task on a fresh TaskRunner, with its own probe. */
+export async function startTask(
+  tool: string,
+  input: Record<string, unknown> = {},
+  options: { namespace?: DurableObjectNamespace; principal?: string; ttlMs?: number | null } = {},
+): Promise<StartedTask> {
+  const namespace = options.namespace ?? fixtureEnv.TASK_RUNNER;
+  const taskId = newTaskId();
+  const principal = options.principal ?? "alice";
+  const probeName = `probe-${taskId}`;
+  const stub = namespace.get(namespace.idFromName(taskId)) as unknown as DurableObjectStub & RunnerStub;
+  await stub.create({
+    taskId,
+    principal,
+    tool,
+    input: JSON.stringify({ probe: probeName, ...input }),
+    ttlMs: options.ttlMs === undefined ? 60_000 : options.ttlMs,
+    pollIntervalMs: 100,
+  });
+  return { taskId, access: { taskId, principal }, stub, probe: probeFor(probeName), probeName };
+}
+
+/** Polls `tasks/get` until `done` holds, as a client would; fails with the last task seen. */
+export async function waitForTask(
+  started: Pick<StartedTask, "stub" | "access">,
+  done: (task: DetailedTask) => boolean,
+  timeoutMs = 10_000,
+): Promise<DetailedTask> {
+  const deadline = Date.now() + timeoutMs;
+  let last: DetailedTask | null = null;
+  while (Date.now() < deadline) {
+    last = await started.stub.get(started.access);
+    if (last && done(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`task did not reach the expected state; last seen: ${JSON.stringify(last)}`);
+}
+
+export const isFinal = (task: DetailedTask) => ["completed", "failed", "cancelled"].includes(task.status);

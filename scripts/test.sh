@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The one test command (README: `npm test`). Needs only Node >= 20 and npm on PATH: it installs pnpm and the
+# workspace (which brings Node 22 as the `node` package), then runs typecheck, lint and every test suite,
+# including the MCP conformance run against the example Worker under `wrangler dev`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NX_DAEMON=false NX_NO_CLOUD=true NX_SKIP_NX_CACHE=${NX_SKIP_NX_CACHE:-false}
+PNPM_VERSION=12.4.2
+if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$PNPM_VERSION" ]; then
+  pnpm() { npx -y "pnpm@$PNPM_VERSION" "$@"; }
+fi
+pnpm install --frozen-lockfile
+# pnpm puts node_modules/.bin (with Node 22) first on PATH for everything it runs.
+pnpm exec node --version
+pnpm run check
