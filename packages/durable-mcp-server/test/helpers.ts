@@ -60,14 +60,14 @@ export async function startTask(
 /** Polls `tasks/get` until `done` holds, as a client would; fails with the last task seen. */
 export async function waitForTask(
   started: Pick<StartedTask, "stub" | "access">,
-  done: (task: DetailedTask) => boolean,
+  done: (task: DetailedTask) => boolean | Promise<boolean>,
   timeoutMs = 10_000,
 ): Promise<DetailedTask> {
   const deadline = Date.now() + timeoutMs;
   let last: DetailedTask | null = null;
   while (Date.now() < deadline) {
     last = await started.stub.get(started.access);
-    if (last && done(last)) return last;
+    if (last && (await done(last))) return last;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error(`task did not reach the expected state; last seen: ${JSON.stringify(last)}`);

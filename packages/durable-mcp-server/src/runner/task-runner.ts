@@ -44,8 +44,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     /** Aborted on cancel: the signals of this instance's in-flight step attempts. */
     private controllers = new Set<AbortController>();
     private listeners = new Set<TaskListener>();
-    /** Set when an answer arrives while a run is under way, so the run's own re-arm does not hide it. */
-    private wokenDuringRun = false;
+    /** A run should start as soon as possible (an answer arrived, or a run handed off). */
+    private wakeRequested = false;
     private running = false;
 
     constructor(ctx: DurableObjectState, env: Env) {
@@ -89,7 +89,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         .map(([key]) => key);
       if (accepted.length > 0) {
         this.syncInputStatus(now);
-        if (this.running) this.wokenDuringRun = true;
+        this.wakeRequested = true;
         await this.arm(now);
       }
       return { accepted };
@@ -151,7 +151,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         return;
       }
       this.running = true;
-      this.wokenDuringRun = false;
+      // The run below reads the journal afresh, so it sees every answer recorded until now.
+      this.wakeRequested = false;
       let outcome: RunOutcome;
       try {
         outcome = await runWithJournal(definition.handler, JSON.parse(record.input), {
@@ -200,7 +201,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         case "suspended":
           // An input step may have timed out during the run; the live status follows the pending inputs.
           this.syncInputStatus(Date.now());
-          if (outcome.immediate) this.wokenDuringRun = true;
+          if (outcome.immediate) this.wakeRequested = true;
           return;
         case "cancelled":
           return;
@@ -216,11 +217,12 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         next = record.purgeAt;
       } else {
         const expiresAt = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
-        const candidates = [this.journal.nextWake(), expiresAt, this.wokenDuringRun ? now : null];
+        const candidates = [this.journal.nextWake(), expiresAt, this.wakeRequested ? now : null];
         const due = candidates.filter((t): t is number => t !== null);
         next = due.length > 0 ? Math.min(...due) : null;
       }
-      this.wokenDuringRun = false;
+      // While a run is under way its own re-arm at the end must still see the request.
+      if (!this.running) this.wakeRequested = false;
       if (next === null) {
         await this.ctx.storage.deleteAlarm();
         return;

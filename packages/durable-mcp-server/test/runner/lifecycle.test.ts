@@ -1,0 +1,116 @@
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { isFinal, startTask, waitForTask } from "../helpers.js";
+
+describe("cancel", () => {
+  it("cancels a running step: its signal aborts and the task ends cancelled", async () => {
+    const started = await startTask("hang");
+    await waitForTask(started, async () => (await started.probe.count("started")) === 1);
+    expect(await started.stub.cancel(started.access)).toBe(true);
+    const task = await waitForTask(started, isFinal);
+    expect(task.status).toBe("cancelled");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await started.probe.count("finished")).toBe(0);
+    // Idempotent on a final task.
+    expect(await started.stub.cancel(started.access)).toBe(true);
+    expect((await started.stub.get(started.access))?.status).toBe("cancelled");
+  });
+
+  it("lets the first ending win when cancel races completion", async () => {
+    for (const delay of [0, 5, 10, 20]) {
+      const started = await startTask("hang", { ms: 10 });
+      await waitForTask(started, async () => (await started.probe.count("started")) === 1);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      await started.stub.cancel(started.access);
+      const first = await waitForTask(started, isFinal);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const later = await started.stub.get(started.access);
+      expect(["completed", "cancelled"]).toContain(first.status);
+      expect(later).toEqual(first);
+    }
+  });
+
+  it("does not cancel a task that already completed", async () => {
+    const started = await startTask("three_steps");
+    const done = await waitForTask(started, isFinal);
+    await started.stub.cancel(started.access);
+    expect(await started.stub.get(started.access)).toEqual(done);
+  });
+});
+
+describe("task record", () => {
+  it("answers a foreign principal exactly like an unknown task", async () => {
+    const started = await startTask("asks");
+    await waitForTask(started, (task) => task.status === "input_required");
+    const foreign = { taskId: started.taskId, principal: "mallory" };
+    expect(await started.stub.get(foreign)).toBeNull();
+    expect(await started.stub.update(foreign, { name: { action: "accept", content: {} } })).toBeNull();
+    expect(await started.stub.cancel(foreign)).toBe(false);
+    const task = await started.stub.get(started.access);
+    expect(task?.status).toBe("input_required");
+    expect(Object.keys(task?.inputRequests ?? {})).toEqual(["name", "color"]);
+  });
+
+  it("fails a task still running at its TTL, then purges it", async () => {
+    const started = await startTask("sleeper", { ms: 60_000 }, { ttlMs: 150 });
+    const failed = await waitForTask(started, isFinal);
+    expect(failed.status).toBe("failed");
+    expect(failed.error).toMatchObject({ code: -32603, data: { reason: "expired" } });
+    // The fixture runner purges 200 ms after expiry.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await runDurableObjectAlarm(started.stub);
+    expect(await started.stub.get(started.access)).toBeNull();
+    const tables = await runInDurableObject(started.stub, (_, state) =>
+      state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'")
+        .toArray(),
+    );
+    expect(tables).toEqual([]);
+  });
+
+  it("ends failed with the JSON-RPC error a handler raises as a protocol error", async () => {
+    const started = await startTask("protocol_failure");
+    const task = await waitForTask(started, isFinal);
+    expect(task).toMatchObject({
+      status: "failed",
+      error: { code: -32603, message: "the backend refused the job", data: { reason: "backend" } },
+    });
+  });
+});
+
+describe("replay safety", () => {
+  it("fails the task when the code now asks for another kind of step under a journaled name", async () => {
+    const started = await startTask("drifting");
+    await waitForTask(started, async () => {
+      const journal = await runInDurableObject(started.stub, (_, state) =>
+        state.storage.sql.exec("SELECT name FROM steps").toArray(),
+      );
+      return journal.length === 2;
+    });
+    await started.probe.set("version", "kind-changed");
+    await evictDurableObject(started.stub);
+    await runDurableObjectAlarm(started.stub);
+    const task = await waitForTask(started, isFinal);
+    expect(task.status).toBe("failed");
+    expect(task.error).toMatchObject({ code: -32603, data: { reason: "replay_divergence", step: "first" } });
+    expect(task.error?.message).toMatch(/journal holds a "do" step where the code now asks for "sleep"/);
+  });
+
+  it("fails the task when a step name is used twice", async () => {
+    const started = await startTask("drifting");
+    await started.probe.set("version", "name-reused");
+    await waitForTask(started, async () => {
+      const journal = await runInDurableObject(started.stub, (_, state) =>
+        state.storage.sql.exec("SELECT name FROM steps").toArray(),
+      );
+      return journal.length === 2;
+    });
+    await runInDurableObject(started.stub, (_, state) =>
+      state.storage.sql.exec("UPDATE steps SET wake_at = 0 WHERE name = 'wait'"),
+    );
+    await runDurableObjectAlarm(started.stub);
+    const task = await waitForTask(started, isFinal);
+    expect(task.error).toMatchObject({ data: { reason: "replay_divergence", step: "first" } });
+    expect(task.error?.message).toMatch(/used twice/);
+  });
+});

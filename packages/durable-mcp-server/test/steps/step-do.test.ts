@@ -1,0 +1,78 @@
+import { evictDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { fixtureEnv, isFinal, startTask, waitForTask } from "../helpers.js";
+
+describe("step.do", () => {
+  it("retries with exponential backoff, waiting durably between attempts", async () => {
+    const started = await startTask("flaky", { failures: 2, limit: 3, delayMs: 40, backoff: "exponential" });
+    const task = await waitForTask(started, isFinal);
+    expect(task.result).toEqual({ content: [{ type: "text", text: "ok after 3" }] });
+    expect(await started.probe.count("runs")).toBe(3);
+    const [t1, t2, t3] = await Promise.all(
+      [1, 2, 3].map((n) => started.probe.value(`attempt-${n}-at`) as Promise<number>),
+    );
+    expect(t2! - t1!).toBeGreaterThanOrEqual(40);
+    expect(t3! - t2!).toBeGreaterThanOrEqual(80);
+  });
+
+  it("keeps retrying across an eviction during the backoff", async () => {
+    const started = await startTask("flaky", { failures: 1, limit: 2, delayMs: 200, backoff: "constant" });
+    await waitForTask(started, async () => (await started.probe.count("runs")) >= 1);
+    await evictDurableObject(started.stub);
+    const task = await waitForTask(started, isFinal);
+    expect(task.result).toEqual({ content: [{ type: "text", text: "ok after 2" }] });
+    expect(await started.probe.count("runs")).toBe(2);
+  });
+
+  it("fails the step once retries are exhausted and the task ends with a tool error", async () => {
+    const started = await startTask("flaky", { failures: 10, limit: 1, delayMs: 10, backoff: "linear" });
+    const task = await waitForTask(started, isFinal);
+    expect(task.status).toBe("completed");
+    expect(task.result).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: { name: "StepFailedError", step: "flaky", attempts: 2, cause: "Error", message: "boom 2" },
+      },
+    });
+    expect(await started.probe.count("runs")).toBe(2);
+  });
+
+  it("fails at once on NonRetryableError", async () => {
+    const started = await startTask("non_retryable");
+    const task = await waitForTask(started, isFinal);
+    expect(task.result).toMatchObject({ isError: true, structuredContent: { error: { cause: "NonRetryableError" } } });
+    expect(await started.probe.count("runs")).toBe(1);
+  });
+
+  it("lets the handler catch a failed step, and replays the same failure", async () => {
+    const started = await startTask("caught_failure");
+    const task = await waitForTask(started, isFinal);
+    expect(task.result).toEqual({ content: [{ type: "text", text: "recovered from StepFailedError: nope" }] });
+  });
+
+  it("aborts an attempt at its timeout and counts it as a failed attempt", async () => {
+    const started = await startTask("timeout");
+    const task = await waitForTask(started, isFinal);
+    expect(task.result).toMatchObject({
+      isError: true,
+      structuredContent: { error: { step: "slow", attempts: 2, cause: "StepTimeoutError" } },
+    });
+  });
+
+  it("fails a step whose result is too large for the journal, without retrying or corrupting it", async () => {
+    const started = await startTask("too_large");
+    const task = await waitForTask(started, isFinal);
+    expect(task.status).toBe("completed");
+    const text = (task.result as { content: Array<{ text: string }> }).content[0]!.text;
+    expect(text).toMatch(/returned 2000002 bytes of JSON; a step result may be at most 1048576 bytes/);
+  });
+
+  it("hands off to a fresh alarm at the run budget and still runs each body once", async () => {
+    const started = await startTask("many_steps", { count: 6 }, { namespace: fixtureEnv.HANDOFF_RUNNER });
+    const task = await waitForTask(started, isFinal);
+    expect(task.result).toEqual({ content: [{ type: "text", text: "15" }] });
+    for (let i = 0; i < 6; i++) expect(await started.probe.count(`s${i}`)).toBe(1);
+    // A zero budget lets each run finish one new step, then hand off.
+    expect(await started.probe.count("handler-runs")).toBe(6);
+  });
+});
