@@ -106,13 +106,53 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       return true;
     }
 
-    /** Calls `listener` with the task now and on every later change, until the returned function is called. */
-    watch(access: TaskAccess, listener: TaskListener): (() => void) | null {
+    /** Resolves with the task once it is final, or as it stands when `timeoutMs` runs out. */
+    async awaitFinal(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null> {
       const record = this.owned(access);
       if (!record) return null;
-      this.listeners.add(listener);
-      listener(this.detailed(record));
-      return () => this.listeners.delete(listener);
+      if (FINAL_STATUSES.has(record.status)) return this.detailed(record);
+      return new Promise<DetailedTask>((resolve) => {
+        const done = (task: DetailedTask) => {
+          clearTimeout(timer);
+          this.listeners.delete(listener);
+          resolve(task);
+        };
+        const listener: TaskListener = (task) => {
+          if (FINAL_STATUSES.has(task.status)) done(task);
+        };
+        const timer = setTimeout(() => {
+          const current = this.store.read();
+          done(current ? this.detailed(current) : this.detailed(record));
+        }, timeoutMs);
+        this.listeners.add(listener);
+      });
+    }
+
+    /**
+     * A stream of the task as newline-delimited JSON: now, then after every change, closing once it is final.
+     * Null when the task is unknown to this principal.
+     */
+    async watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null> {
+      const record = this.owned(access);
+      if (!record) return null;
+      const encoder = new TextEncoder();
+      let listener: TaskListener = () => {};
+      return new ReadableStream<Uint8Array>({
+        start: (controller) => {
+          listener = (task) => {
+            controller.enqueue(encoder.encode(`${JSON.stringify(task)}\n`));
+            if (FINAL_STATUSES.has(task.status)) {
+              this.listeners.delete(listener);
+              controller.close();
+            }
+          };
+          this.listeners.add(listener);
+          listener(this.detailed(record));
+        },
+        cancel: () => {
+          this.listeners.delete(listener);
+        },
+      });
     }
 
     override async alarm(): Promise<void> {

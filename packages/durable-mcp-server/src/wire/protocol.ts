@@ -13,9 +13,12 @@ export const TaskMethods = {
   list: "tasks/list",
 } as const;
 
-/** True when this request's own `_meta` declares the Tasks extension (never remembered across requests). */
-export function declaresTasks(params: unknown): boolean {
-  const meta = (params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+/**
+ * True when a request's envelope (its `_meta`, or the SDK's `ctx.mcpReq.envelope`) declares the Tasks extension.
+ * Checked per request: a server must never remember it from an earlier one.
+ */
+export function declaresTasks(envelope: unknown): boolean {
+  const meta = envelope as Record<string, unknown> | undefined;
   const capabilities = meta?.[CLIENT_CAPABILITIES_META] as { extensions?: Record<string, unknown> } | undefined;
   const extension = capabilities?.extensions?.[TASKS_EXTENSION];
   return typeof extension === "object" && extension !== null;

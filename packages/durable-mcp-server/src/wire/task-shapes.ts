@@ -53,7 +53,8 @@ export function toDetailedTask(record: TaskRecord, pendingInputs: readonly StepR
       pendingInputs.map((step) => [step.name, JSON.parse(step.request ?? "{}") as InputRequestEntry]),
     );
   } else if (record.status === "completed" && record.result !== null) {
-    task.result = JSON.parse(record.result) as Record<string, unknown>;
+    // The inlined result is the complete 2026-07-28 CallToolResult, resultType included.
+    task.result = { ...(JSON.parse(record.result) as Record<string, unknown>), resultType: "complete" };
   } else if (record.status === "failed" && record.error !== null) {
     task.error = JSON.parse(record.error) as JsonRpcErrorObject;
   }

@@ -7,7 +7,7 @@ describe("TaskRunner", () => {
     const started = await startTask("three_steps");
     const task = await waitForTask(started, isFinal);
     expect(task.status).toBe("completed");
-    expect(task.result).toEqual({ content: [{ type: "text", text: "total 4" }] });
+    expect(task.result).toEqual({ resultType: "complete", content: [{ type: "text", text: "total 4" }] });
     expect(task.statusMessage).toBe("after b");
     expect(await started.probe.count("a")).toBe(1);
   });

@@ -6,7 +6,7 @@ describe("step.do", () => {
   it("retries with exponential backoff, waiting durably between attempts", async () => {
     const started = await startTask("flaky", { failures: 2, limit: 3, delayMs: 40, backoff: "exponential" });
     const task = await waitForTask(started, isFinal);
-    expect(task.result).toEqual({ content: [{ type: "text", text: "ok after 3" }] });
+    expect(task.result).toEqual({ resultType: "complete", content: [{ type: "text", text: "ok after 3" }] });
     expect(await started.probe.count("runs")).toBe(3);
     const [t1, t2, t3] = await Promise.all(
       [1, 2, 3].map((n) => started.probe.value(`attempt-${n}-at`) as Promise<number>),
@@ -20,7 +20,7 @@ describe("step.do", () => {
     await waitForTask(started, async () => (await started.probe.count("runs")) >= 1);
     await evictDurableObject(started.stub);
     const task = await waitForTask(started, isFinal);
-    expect(task.result).toEqual({ content: [{ type: "text", text: "ok after 2" }] });
+    expect(task.result).toEqual({ resultType: "complete", content: [{ type: "text", text: "ok after 2" }] });
     expect(await started.probe.count("runs")).toBe(2);
   });
 
@@ -47,7 +47,10 @@ describe("step.do", () => {
   it("lets the handler catch a failed step, and replays the same failure", async () => {
     const started = await startTask("caught_failure");
     const task = await waitForTask(started, isFinal);
-    expect(task.result).toEqual({ content: [{ type: "text", text: "recovered from StepFailedError: nope" }] });
+    expect(task.result).toEqual({
+      resultType: "complete",
+      content: [{ type: "text", text: "recovered from StepFailedError: nope" }],
+    });
   });
 
   it("aborts an attempt at its timeout and counts it as a failed attempt", async () => {
@@ -70,7 +73,7 @@ describe("step.do", () => {
   it("hands off to a fresh alarm at the run budget and still runs each body once", async () => {
     const started = await startTask("many_steps", { count: 6 }, { namespace: fixtureEnv.HANDOFF_RUNNER });
     const task = await waitForTask(started, isFinal);
-    expect(task.result).toEqual({ content: [{ type: "text", text: "15" }] });
+    expect(task.result).toEqual({ resultType: "complete", content: [{ type: "text", text: "15" }] });
     for (let i = 0; i < 6; i++) expect(await started.probe.count(`s${i}`)).toBe(1);
     // A zero budget lets each run finish one new step, then hand off.
     expect(await started.probe.count("handler-runs")).toBe(6);

@@ -1,0 +1,26 @@
+// The public surface of durable-mcp-server. Everything not exported here is internal.
+export { McpServer } from "./server/mcp-server.js";
+export type { TaskConfig, TaskHandler, TaskHandlerResult } from "./server/mcp-server.js";
+export { durableMcp } from "./routing/durable-mcp.js";
+export type { Authenticate, Caller, DurableMcpOptions } from "./routing/durable-mcp.js";
+export type { Duration } from "./steps/duration.js";
+export type { Backoff, StepConfig } from "./steps/retry-policy.js";
+export type {
+  ElicitRequest,
+  ElicitResult,
+  InputOptions,
+  InputRequest,
+  Serializable,
+  Step,
+  StepAttempt,
+} from "./steps/types.js";
+export {
+  InputTimeoutError,
+  NonRetryableError,
+  StepFailedError,
+  StepResultError,
+  StepTimeoutError,
+  TaskProtocolError,
+} from "./errors/errors.js";
+export { TASKS_EXTENSION } from "./wire/protocol.js";
+export type { CreateTaskResult, DetailedTask, GetTaskResult, Task } from "./wire/task-shapes.js";

@@ -1,0 +1,105 @@
+import { createMcpHandler, type AuthInfo, type CreateMcpHandlerOptions } from "@modelcontextprotocol/server";
+import { ErrorCodes } from "../errors/codes.js";
+import { JsonRpcError } from "../errors/errors.js";
+import { defineTaskRunner } from "../runner/task-runner.js";
+import type { McpServer } from "../server/mcp-server.js";
+import { jsonRpcErrorResponse } from "./responses.js";
+import { RunnerClient } from "./runner-client.js";
+import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
+
+/**
+ * Who is calling. Tasks are bound to `principal`; `authInfo` reaches tools as `ctx.http.authInfo` (when absent,
+ * tools see `{ token: "", clientId: principal, scopes: [] }`).
+ */
+export interface Caller {
+  principal: string;
+  authInfo?: AuthInfo;
+}
+
+/** Return a Caller, or a Response (a 401 with a challenge, say) to answer the request with instead. */
+export type Authenticate<Env> = (request: Request, env: Env) => Caller | Response | Promise<Caller | Response>;
+
+export interface DurableMcpOptions<Env> {
+  /** Name of the TaskRunner Durable Object binding in wrangler.jsonc. Default "TASK_RUNNER". */
+  binding?: string;
+  /** Path the default `fetch` serves MCP on. Default "/mcp". */
+  path?: string;
+  /** Without it every caller is the principal "anonymous": use only for servers that need no auth. */
+  authenticate?: Authenticate<Env>;
+  /** Passed to the SDK's `createMcpHandler`. */
+  handler?: CreateMcpHandlerOptions;
+  /** A TaskRunner run hands off to a fresh alarm after this long (default 10 minutes). */
+  alarmBudgetMs?: number;
+  /** Finished tasks stay readable this long past their TTL before they are purged (default 60 s). */
+  purgeGraceMs?: number;
+}
+
+interface RequestBinding<Env> {
+  env: Env;
+  principal: string;
+  runners: RunnerClient;
+}
+
+/**
+ * Wires an author's server factory to Workers: the TaskRunner Durable Object class to export, a `fetch` that
+ * serves MCP at `path`, and `serve` for mounting the endpoint by hand inside another router.
+ */
+export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: DurableMcpOptions<Env> = {}) {
+  const bindingName = options.binding ?? "TASK_RUNNER";
+  const path = options.path ?? "/mcp";
+  const TaskRunner = defineTaskRunner<Env>({
+    registry: createServer,
+    alarmBudgetMs: options.alarmBudgetMs,
+    purgeGraceMs: options.purgeGraceMs,
+  });
+  // The SDK hands the factory the very authInfo object given to fetch (on the 2025 path too, where the Request
+  // is rebuilt), so a fresh authInfo per request carries the request's binding.
+  const bindings = new WeakMap<AuthInfo, RequestBinding<Env>>();
+  const handler = createMcpHandler(({ authInfo }) => {
+    const binding = authInfo ? bindings.get(authInfo) : undefined;
+    if (!binding) throw new Error("durableMcp: request reached the MCP handler without its binding");
+    return createServer(binding.env).bindTaskRuntime({ principal: binding.principal, runners: binding.runners });
+  }, options.handler);
+
+  function runnersFor(env: Env): RunnerClient {
+    const namespace = (env as Record<string, unknown>)[bindingName] as DurableObjectNamespace | undefined;
+    if (!namespace || typeof namespace.idFromName !== "function") {
+      throw new Error(
+        `durableMcp: no Durable Object binding named "${bindingName}"; see the wrangler.jsonc in the docs`,
+      );
+    }
+    return new RunnerClient(namespace);
+  }
+
+  /** Serves one MCP request at whatever path it arrived on. */
+  async function serve(request: Request, env: Env): Promise<Response> {
+    try {
+      const caller = options.authenticate ? await options.authenticate(request, env) : { principal: "anonymous" };
+      if (caller instanceof Response) return caller;
+      if (typeof caller?.principal !== "string" || caller.principal.length === 0) {
+        throw new Error("authenticate() must return a Caller with a non-empty principal, or a Response");
+      }
+      const runners = runnersFor(env);
+      if (request.method === "POST" && wantsTaskListen(request)) {
+        const listen = await serveTaskListen(request.clone(), { principal: caller.principal, runners });
+        if (listen) return listen;
+      }
+      const authInfo: AuthInfo = { ...(caller.authInfo ?? { token: "", clientId: caller.principal, scopes: [] }) };
+      bindings.set(authInfo, { env, principal: caller.principal, runners });
+      return await handler.fetch(request, { authInfo });
+    } catch (error) {
+      console.error("durableMcp: request failed", {
+        url: request.url,
+        error: error instanceof Error ? error.stack : String(error),
+      });
+      return jsonRpcErrorResponse(null, new JsonRpcError(ErrorCodes.InternalError, "Internal error", undefined, 500));
+    }
+  }
+
+  async function fetch(request: Request, env: Env): Promise<Response> {
+    if (new URL(request.url).pathname !== path) return new Response("Not found", { status: 404 });
+    return serve(request, env);
+  }
+
+  return { TaskRunner, fetch, serve, handler };
+}

@@ -1,0 +1,91 @@
+import type { TaskAccess } from "../runner/task-runner.js";
+import type { NewTask } from "../runner/task-store.js";
+import type { DetailedTask, Task } from "../wire/task-shapes.js";
+
+/** The RPC surface of a TaskRunner. Every method is idempotent, which is what makes retrying it safe. */
+export interface TaskRunnerRpc {
+  /** Same id and principal: returns the existing task instead of creating a second. */
+  create(task: NewTask): Promise<Task>;
+  get(access: TaskAccess): Promise<DetailedTask | null>;
+  /** Answers are keyed: a repeated answer finds its key no longer outstanding and is ignored. */
+  update(access: TaskAccess, responses: Record<string, unknown>): Promise<{ accepted: string[] } | null>;
+  /** The first ending wins; cancelling again is a no-op. */
+  cancel(access: TaskAccess): Promise<boolean>;
+  /** Resolves with the task once it is final, or as it stands after `timeoutMs`. */
+  awaitFinal(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null>;
+  /** The task as newline-delimited JSON, now and after every change, until it is final. */
+  watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null>;
+}
+
+export interface RetryPolicy {
+  attempts: number;
+  baseDelayMs: number;
+}
+
+const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 40 };
+
+/**
+ * Reaches the TaskRunner of a task id. Transient Durable Object errors the platform marks as such (`retryable`:
+ * the object was reset; `overloaded`) are retried with jittered exponential backoff on a fresh stub, since a
+ * stub that threw may be broken. Nothing else is retried.
+ */
+export class RunnerClient {
+  constructor(
+    private readonly namespace: DurableObjectNamespace,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
+  ) {}
+
+  create(task: NewTask): Promise<Task> {
+    return this.call(task.taskId, (runner) => runner.create(task));
+  }
+
+  get(access: TaskAccess): Promise<DetailedTask | null> {
+    return this.call(access.taskId, (runner) => runner.get(access));
+  }
+
+  update(access: TaskAccess, responses: Record<string, unknown>): Promise<{ accepted: string[] } | null> {
+    return this.call(access.taskId, (runner) => runner.update(access, responses));
+  }
+
+  cancel(access: TaskAccess): Promise<boolean> {
+    return this.call(access.taskId, (runner) => runner.cancel(access));
+  }
+
+  awaitFinal(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null> {
+    return this.call(access.taskId, (runner) => runner.awaitFinal(access, timeoutMs));
+  }
+
+  watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null> {
+    return this.call(access.taskId, (runner) => runner.watch(access));
+  }
+
+  private async call<T>(taskId: string, fn: (runner: TaskRunnerRpc) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const runner = this.namespace.get(this.namespace.idFromName(taskId)) as unknown as TaskRunnerRpc;
+      try {
+        return await fn(runner);
+      } catch (error) {
+        if (!isTransient(error) || attempt >= this.retry.attempts) throw error;
+        const ceiling = this.retry.baseDelayMs * 2 ** (attempt - 1) * (isOverloaded(error) ? 4 : 1);
+        const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+        console.warn("TaskRunner call failed, retrying", {
+          taskId,
+          attempt,
+          delayMs: Math.round(delay),
+          error: String(error),
+        });
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+}
+
+/** The platform's transient-error markers on a Durable Object exception. */
+export function isTransient(error: unknown): boolean {
+  const flags = error as { retryable?: unknown; overloaded?: unknown } | null;
+  return flags?.retryable === true || flags?.overloaded === true;
+}
+
+function isOverloaded(error: unknown): boolean {
+  return (error as { overloaded?: unknown } | null)?.overloaded === true;
+}

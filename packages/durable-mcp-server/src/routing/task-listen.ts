@@ -1,0 +1,134 @@
+import { classifyInboundRequest, SUBSCRIPTION_ID_META_KEY } from "@modelcontextprotocol/server";
+import { ErrorCodes } from "../errors/codes.js";
+import { JsonRpcError } from "../errors/errors.js";
+import { isTaskIdShape } from "../ids.js";
+import type { TaskAccess } from "../runner/task-runner.js";
+import { declaresTasks, REQUIRED_TASKS_CAPABILITY } from "../wire/protocol.js";
+import type { DetailedTask } from "../wire/task-shapes.js";
+import { jsonRpcErrorResponse } from "./responses.js";
+import type { RunnerClient } from "./runner-client.js";
+
+const LISTEN = "subscriptions/listen";
+const KEEPALIVE_MS = 15_000;
+
+interface ListenContext {
+  principal: string;
+  runners: RunnerClient;
+}
+
+interface ListenRequest {
+  id: string | number;
+  params?: { _meta?: Record<string, unknown>; notifications?: { taskIds?: unknown } };
+}
+
+/** Cheap pre-check on headers only: the body is read just for listens. */
+export function wantsTaskListen(request: Request): boolean {
+  return request.headers.get("mcp-method") === LISTEN;
+}
+
+/**
+ * Serves `subscriptions/listen` for `notifications.taskIds` (the SDK's own listen router drops task ids). Returns
+ * null to leave any other listen to the SDK. The stream acknowledges the ids this caller owns (others are left
+ * out, exactly as unknown ones), then sends `notifications/tasks` with the full task on every change, and ends
+ * with the listen's result once every acknowledged task is final.
+ */
+export async function serveTaskListen(request: Request, context: ListenContext): Promise<Response | null> {
+  let body: unknown;
+  try {
+    body = await request.json();
+  } catch {
+    return null; // the SDK answers malformed JSON with its own -32700
+  }
+  const listen = body as ListenRequest;
+  const requested = listen?.params?.notifications?.taskIds;
+  if (!Array.isArray(requested)) return null;
+
+  const rejection = classifyInboundRequest({
+    httpMethod: request.method,
+    protocolVersionHeader: request.headers.get("mcp-protocol-version") ?? undefined,
+    mcpMethodHeader: request.headers.get("mcp-method") ?? undefined,
+    mcpNameHeader: request.headers.get("mcp-name") ?? undefined,
+    body,
+  });
+  if (rejection.kind === "reject") {
+    const { code, message, data, httpStatus } = rejection;
+    return jsonRpcErrorResponse(listen.id ?? null, new JsonRpcError(code, message, data, httpStatus));
+  }
+  if (!request.headers.get("mcp-protocol-version")) {
+    return jsonRpcErrorResponse(
+      listen.id,
+      new JsonRpcError(ErrorCodes.HeaderMismatch, "Missing MCP-Protocol-Version header", undefined, 400),
+    );
+  }
+  if (!declaresTasks(listen.params?._meta)) {
+    return jsonRpcErrorResponse(
+      listen.id,
+      new JsonRpcError(
+        ErrorCodes.MissingRequiredClientCapability,
+        "Missing required client capability",
+        REQUIRED_TASKS_CAPABILITY,
+        400,
+      ),
+    );
+  }
+
+  const ids = [...new Set(requested.filter(isTaskIdShape))];
+  const watched = await Promise.all(
+    ids.map(async (taskId) => {
+      const access: TaskAccess = { taskId, principal: context.principal };
+      return { taskId, stream: await context.runners.watch(access) };
+    }),
+  );
+  const accepted = watched.filter(
+    (w): w is { taskId: string; stream: ReadableStream<Uint8Array> } => w.stream !== null,
+  );
+  return new Response(sseStream(listen.id, accepted), {
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+  });
+}
+
+function sseStream(id: string | number, watched: Array<{ taskId: string; stream: ReadableStream<Uint8Array> }>) {
+  const encoder = new TextEncoder();
+  const subscriptionMeta = { [SUBSCRIPTION_ID_META_KEY]: id };
+  const readers = watched.map((w) => w.stream.pipeThrough(new TextDecoderStream()).getReader());
+  let keepalive: ReturnType<typeof setInterval> | null = null;
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (message: unknown) =>
+        controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`));
+      send({
+        jsonrpc: "2.0",
+        method: "notifications/subscriptions/acknowledged",
+        params: { notifications: { taskIds: watched.map((w) => w.taskId) }, _meta: subscriptionMeta },
+      });
+      keepalive = setInterval(() => controller.enqueue(encoder.encode(": keepalive\n\n")), KEEPALIVE_MS);
+      await Promise.all(
+        readers.map(async (reader) => {
+          let buffered = "";
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            buffered += value;
+            let newline: number;
+            while ((newline = buffered.indexOf("\n")) >= 0) {
+              const task = JSON.parse(buffered.slice(0, newline)) as DetailedTask;
+              buffered = buffered.slice(newline + 1);
+              send({
+                jsonrpc: "2.0",
+                method: "notifications/tasks",
+                params: { ...task, _meta: { ...task._meta, ...subscriptionMeta } },
+              });
+            }
+          }
+        }),
+      );
+      if (keepalive) clearInterval(keepalive);
+      send({ jsonrpc: "2.0", id, result: { resultType: "complete", _meta: subscriptionMeta } });
+      controller.close();
+    },
+    async cancel(reason) {
+      if (keepalive) clearInterval(keepalive);
+      await Promise.all(readers.map((reader) => reader.cancel(reason)));
+    },
+  });
+}

@@ -1,0 +1,255 @@
+import {
+  isInputRequiredResult,
+  McpServer as SdkMcpServer,
+  mergeCapabilities,
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  type CallToolResult,
+  type Implementation,
+  type InputRequiredResult,
+  type McpServerOptions,
+  type ServerContext,
+  type StandardSchemaWithJSON,
+  type ToolAnnotations,
+} from "@modelcontextprotocol/server";
+import * as z from "zod";
+import { ErrorCodes } from "../errors/codes.js";
+import { isTaskIdShape, newTaskId } from "../ids.js";
+import type { TaskDefinition, TaskRegistry } from "../runner/task-definition.js";
+import type { RunnerClient } from "../routing/runner-client.js";
+import { toMilliseconds, type Duration } from "../steps/duration.js";
+import type { Step } from "../steps/types.js";
+import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
+
+type InferOutput<S extends StandardSchemaWithJSON> = StandardSchemaWithJSON.InferOutput<S>;
+
+/** What a task handler may return: a CallToolResult, or plain JSON that becomes its text content. */
+export type TaskHandlerResult = CallToolResult | Record<string, unknown> | string | number | boolean | null | void;
+
+export type TaskHandler<S extends StandardSchemaWithJSON> = (
+  input: InferOutput<S>,
+  step: Step,
+) => Promise<TaskHandlerResult>;
+
+export interface TaskConfig<S extends StandardSchemaWithJSON> {
+  title?: string;
+  description?: string;
+  inputSchema: S;
+  annotations?: ToolAnnotations;
+  _meta?: Record<string, unknown>;
+  /** How long the task stays readable after creation (`ttlMs`); null keeps it until it is purged by hand. */
+  ttl?: Duration | null;
+  /** The polling interval suggested to clients (`pollIntervalMs`). */
+  pollInterval?: Duration;
+  /**
+   * "required" (default): a request that does not declare the Tasks extension gets -32021.
+   * "optional": such a request gets the tool result inline; the work still runs on its TaskRunner, and the
+   * call waits up to `inlineWait` for it.
+   */
+  taskSupport?: "required" | "optional";
+  inlineWait?: Duration;
+  /**
+   * Runs at `tools/call` before the task exists. Return `inputRequired(...)` to ask the client first, in the
+   * same request/response round trip (multi-round-trip requests); return `{ input }` to start the task with a
+   * different input, or nothing to start it as called.
+   */
+  beforeStart?: (
+    input: InferOutput<S>,
+    ctx: ServerContext,
+  ) =>
+    | Promise<InputRequiredResult | { input: InferOutput<S> } | void>
+    | InputRequiredResult
+    | { input: InferOutput<S> }
+    | void;
+}
+
+const DEFAULT_TTL_MS = 3_600_000;
+const DEFAULT_POLL_INTERVAL_MS = 1_000;
+const DEFAULT_INLINE_WAIT_MS = 25_000;
+
+interface RegisteredTask extends TaskDefinition {
+  taskSupport: "required" | "optional";
+  inlineWaitMs: number;
+  beforeStart?: (input: unknown, ctx: ServerContext) => Promise<unknown> | unknown;
+}
+
+/** What the router binds to a server instance for one request: who is calling, and how to reach runners. */
+export interface TaskRuntime {
+  principal: string;
+  runners: RunnerClient;
+}
+
+type ToolsCallHandler = (
+  request: { params: { name: string; arguments?: Record<string, unknown> } },
+  ctx: ServerContext,
+) => Promise<unknown>;
+
+const taskIdParams = z.object({ taskId: z.string() });
+
+/**
+ * The SDK's McpServer plus durable tasks: `registerTask` tools run on a TaskRunner Durable Object each, and the
+ * server answers `tasks/get`, `tasks/update` and `tasks/cancel`. Ordinary `registerTool` tools work as before.
+ */
+export class McpServer extends SdkMcpServer implements TaskRegistry {
+  readonly #tasks = new Map<string, RegisteredTask>();
+  #runtime: TaskRuntime | undefined;
+
+  constructor(serverInfo: Implementation, options: McpServerOptions = {}) {
+    super(serverInfo, {
+      ...options,
+      // Declaring tools here installs the SDK's tools/call handler now, so it can be wrapped below.
+      capabilities: mergeCapabilities(options.capabilities ?? {}, { tools: {}, extensions: { [TASKS_EXTENSION]: {} } }),
+    });
+    const handlers = (this.server as unknown as { _requestHandlers: Map<string, ToolsCallHandler> })._requestHandlers;
+    const sdkToolsCall = handlers.get("tools/call");
+    if (!sdkToolsCall) throw new Error("the MCP SDK did not install its tools/call handler");
+    this.server.setRequestHandler("tools/call", async (request, ctx) => {
+      const task = this.#tasks.get(request.params.name);
+      const result = task
+        ? await this.#callTask(task, request.params.arguments, ctx)
+        : await sdkToolsCall(request, ctx);
+      return result as CallToolResult;
+    });
+    this.server.setRequestHandler(TaskMethods.get, { params: taskIdParams }, async ({ taskId }, ctx) => {
+      const task = await this.#tasksRuntime(ctx).runners.get(this.#access(taskId, ctx));
+      if (!task) throw unknownTask();
+      return { ...task } as Record<string, unknown>;
+    });
+    this.server.setRequestHandler(TaskMethods.update, { params: taskIdParams }, async ({ taskId }, ctx) => {
+      const responses = ctx.mcpReq.inputResponses ?? {};
+      const updated = await this.#tasksRuntime(ctx).runners.update(this.#access(taskId, ctx), responses);
+      if (!updated) throw unknownTask();
+      return {};
+    });
+    this.server.setRequestHandler(TaskMethods.cancel, { params: taskIdParams }, async ({ taskId }, ctx) => {
+      if (!(await this.#tasksRuntime(ctx).runners.cancel(this.#access(taskId, ctx)))) throw unknownTask();
+      return {};
+    });
+  }
+
+  /**
+   * Registers a durable task tool. It is listed by `tools/list` like any tool; a call from a client that declares
+   * the Tasks extension returns a task at once, and `handler` runs on the task's own TaskRunner.
+   */
+  registerTask<S extends StandardSchemaWithJSON>(name: string, config: TaskConfig<S>, handler: TaskHandler<S>): void {
+    if (this.#tasks.has(name)) throw new Error(`a task named "${name}" is already registered`);
+    const schema = config.inputSchema;
+    this.#tasks.set(name, {
+      name,
+      parseInput: (args) => validateSync(schema, args),
+      handler: (input, step) => handler(input as InferOutput<S>, step),
+      ttlMs: config.ttl === null ? null : toMilliseconds(config.ttl ?? DEFAULT_TTL_MS),
+      pollIntervalMs: toMilliseconds(config.pollInterval ?? DEFAULT_POLL_INTERVAL_MS),
+      taskSupport: config.taskSupport ?? "required",
+      inlineWaitMs: toMilliseconds(config.inlineWait ?? DEFAULT_INLINE_WAIT_MS),
+      beforeStart: config.beforeStart as RegisteredTask["beforeStart"],
+    });
+    // Listed through the SDK so tools/list shows the schema; calls never reach this callback (see constructor).
+    this.registerTool(
+      name,
+      {
+        title: config.title,
+        description: config.description,
+        inputSchema: schema,
+        annotations: config.annotations,
+        _meta: { ...config._meta, [TASKS_EXTENSION]: { taskSupport: config.taskSupport ?? "required" } },
+      },
+      (() => {
+        throw new Error(`task tool "${name}" was called outside the task runtime`);
+      }) as never,
+    );
+  }
+
+  getTaskDefinition(name: string): TaskDefinition | undefined {
+    return this.#tasks.get(name);
+  }
+
+  /** Binds the caller and the TaskRunner namespace for one request. Called by the router, not by authors. */
+  bindTaskRuntime(runtime: TaskRuntime): this {
+    this.#runtime = runtime;
+    return this;
+  }
+
+  async #callTask(task: RegisteredTask, args: unknown, ctx: ServerContext): Promise<unknown> {
+    const declared = declaresTasks(ctx.mcpReq.envelope);
+    if (!declared && task.taskSupport === "required") {
+      // The seam for a per-task fallback policy: today a non-declaring client is refused.
+      throw new MissingRequiredClientCapabilityError(REQUIRED_TASKS_CAPABILITY);
+    }
+    const runtime = this.#tasksRuntime(ctx, false);
+    const parsed = task.parseInput(args ?? {});
+    if (!parsed.ok) {
+      return { content: [{ type: "text", text: `Input validation error: ${parsed.message}` }], isError: true };
+    }
+    let input = parsed.value;
+    if (task.beforeStart) {
+      const prepared = await task.beforeStart(input, ctx);
+      if (isInputRequiredResult(prepared)) return prepared;
+      if (prepared && typeof prepared === "object" && "input" in prepared) input = prepared.input;
+    }
+    const taskId = newTaskId();
+    const created = await runtime.runners.create({
+      taskId,
+      principal: runtime.principal,
+      tool: task.name,
+      input: JSON.stringify(input ?? null),
+      ttlMs: task.ttlMs,
+      pollIntervalMs: task.pollIntervalMs,
+    });
+    if (declared) return { ...created, resultType: "task" };
+    // Optional task support and a client without the extension: it never sees the task, only its result.
+    const final = await runtime.runners.awaitFinal({ taskId, principal: runtime.principal }, task.inlineWaitMs);
+    if (final?.status === "completed" && final.result) return final.result;
+    if (final?.status === "failed" && final.error)
+      throw new ProtocolError(final.error.code, final.error.message, final.error.data);
+    return {
+      content: [
+        {
+          type: "text",
+          text: `"${task.name}" did not finish within ${task.inlineWaitMs} ms (status ${final?.status}).`,
+        },
+      ],
+      isError: true,
+    };
+  }
+
+  #tasksRuntime(ctx: ServerContext, requireDeclared = true): TaskRuntime {
+    if (requireDeclared && !declaresTasks(ctx.mcpReq.envelope)) {
+      throw new MissingRequiredClientCapabilityError(REQUIRED_TASKS_CAPABILITY);
+    }
+    if (!this.#runtime) {
+      throw new Error("this McpServer is not served by durableMcp(): task tools need a TaskRunner binding");
+    }
+    return this.#runtime;
+  }
+
+  #access(taskId: string, ctx: ServerContext) {
+    // Garbage ids never reach a Durable Object; they look exactly like unknown ones.
+    if (!isTaskIdShape(taskId)) throw unknownTask();
+    return { taskId, principal: this.#tasksRuntime(ctx).principal };
+  }
+}
+
+/** Unknown, expired and foreign tasks are indistinguishable: same code, same message, no data. */
+function unknownTask(): ProtocolError {
+  return new ProtocolError(ErrorCodes.InvalidParams, "Unknown task");
+}
+
+function validateSync(
+  schema: StandardSchemaWithJSON,
+  args: unknown,
+): { ok: true; value: unknown } | { ok: false; message: string } {
+  const result = schema["~standard"].validate(args);
+  if (result instanceof Promise)
+    return { ok: false, message: "asynchronous input schemas are not supported for tasks" };
+  if (result.issues) {
+    const message = result.issues
+      .map(
+        (issue) =>
+          `${issue.path?.map((p) => (typeof p === "object" ? p.key : p)).join(".") || "(root)"}: ${issue.message}`,
+      )
+      .join("; ");
+    return { ok: false, message };
+  }
+  return { ok: true, value: result.value };
+}

@@ -1,0 +1,103 @@
+// The one JSON-RPC helper of the tests: a 2026-07-28 request to the fixture Worker, as a real client frames it.
+import { SELF } from "cloudflare:test";
+import { TASKS_EXTENSION } from "../src/index.js";
+
+export interface RpcOptions {
+  principal?: string | null;
+  /** Declare the Tasks extension in this request's envelope (default true). */
+  declare?: boolean;
+  headers?: Record<string, string | null>;
+  id?: number | string;
+  /** Send this raw text instead of a JSON-RPC body. */
+  rawBody?: string;
+}
+
+export interface RpcReply {
+  status: number;
+  contentType: string | null;
+  body: {
+    jsonrpc: "2.0";
+    id: unknown;
+    result?: Record<string, any>;
+    error?: { code: number; message: string; data?: any };
+  };
+}
+
+let nextId = 1;
+
+export function envelope(declare: boolean, capabilities: Record<string, unknown> = {}) {
+  return {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": { name: "wire-test", version: "1.0.0" },
+    "io.modelcontextprotocol/clientCapabilities": declare
+      ? { ...capabilities, extensions: { [TASKS_EXTENSION]: {} } }
+      : capabilities,
+  };
+}
+
+export function rpcRequest(method: string, params: Record<string, unknown> = {}, options: RpcOptions = {}): Request {
+  const id = options.id ?? nextId++;
+  const fullParams = { ...params, _meta: { ...envelope(options.declare ?? true), ...(params._meta as object) } };
+  const name = method === "tools/call" ? params.name : method.startsWith("tasks/") ? params.taskId : undefined;
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": method,
+  };
+  if (typeof name === "string") headers["mcp-name"] = name;
+  const principal = options.principal === undefined ? "alice" : options.principal;
+  if (principal) headers.authorization = `Bearer ${principal}`;
+  for (const [key, value] of Object.entries(options.headers ?? {})) {
+    if (value === null) delete headers[key];
+    else headers[key] = value;
+  }
+  const body = options.rawBody ?? JSON.stringify({ jsonrpc: "2.0", id, method, params: fullParams });
+  return new Request("http://fixture.test/mcp", { method: "POST", headers, body });
+}
+
+export async function rpc(
+  method: string,
+  params: Record<string, unknown> = {},
+  options: RpcOptions = {},
+): Promise<RpcReply> {
+  const response = await SELF.fetch(rpcRequest(method, params, options));
+  const text = await response.text();
+  const contentType = response.headers.get("content-type");
+  const json = contentType?.includes("text/event-stream")
+    ? JSON.parse(
+        text
+          .split("\n")
+          .filter((line) => line.startsWith("data: "))
+          .at(-1)!
+          .slice(6),
+      )
+    : JSON.parse(text);
+  return { status: response.status, contentType, body: json };
+}
+
+/** Calls a task tool and polls tasks/get until `done`, the way a Tasks-aware client does. */
+export async function callTaskUntil(
+  name: string,
+  args: Record<string, unknown>,
+  done: (task: Record<string, any>) => boolean,
+  options: RpcOptions = {},
+): Promise<{ created: Record<string, any>; task: Record<string, any> }> {
+  const created = await rpc("tools/call", { name, arguments: args }, options);
+  if (!created.body.result) throw new Error(`tools/call failed: ${JSON.stringify(created.body)}`);
+  const task = await pollTask(created.body.result.taskId, done, options);
+  return { created: created.body.result, task };
+}
+
+export async function pollTask(taskId: string, done: (task: Record<string, any>) => boolean, options: RpcOptions = {}) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const reply = await rpc("tasks/get", { taskId }, options);
+    const task = reply.body.result;
+    if (task && done(task)) return task;
+    if (Date.now() > deadline) throw new Error(`task ${taskId} never got there: ${JSON.stringify(reply.body)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export const final = (task: Record<string, any>) => ["completed", "failed", "cancelled"].includes(task.status);

@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import { callTaskUntil, final, pollTask, rpc } from "../jsonrpc.js";
+
+describe("tools/call of a task tool", () => {
+  it("returns a flat CreateTaskResult that tasks/get resolves at once, then the completed result", async () => {
+    const reply = await rpc("tools/call", { name: "send_report", arguments: { to: "ada@example.com", pages: 3 } });
+    expect(reply.status).toBe(200);
+    const created = reply.body.result!;
+    expect(created).toMatchObject({ resultType: "task", status: "working", ttlMs: 3_600_000, pollIntervalMs: 50 });
+    expect(created.taskId).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(created.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/);
+    for (const key of ["task", "result", "error", "inputRequests", "ttl", "pollInterval"])
+      expect(created).not.toHaveProperty(key);
+
+    const immediately = await rpc("tasks/get", { taskId: created.taskId });
+    expect(immediately.body.result).toMatchObject({ taskId: created.taskId, resultType: "complete" });
+
+    const task = await pollTask(created.taskId, final);
+    expect(task).toMatchObject({
+      status: "completed",
+      statusMessage: "built 3 pages",
+      result: { resultType: "complete", content: [{ type: "text", text: "sent to ada@example.com (true)" }] },
+    });
+  });
+
+  it("keeps plain registerTool tools working beside tasks", async () => {
+    const reply = await rpc("tools/call", { name: "echo", arguments: { text: "hi" } });
+    expect(reply.body.result).toMatchObject({ content: [{ type: "text", text: "hi" }] });
+    const list = await rpc("tools/list", {});
+    const names = list.body.result!.tools.map((tool: { name: string }) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(["echo", "send_report", "confirm", "slow", "broken"]));
+  });
+
+  it("advertises the extension in server/discover", async () => {
+    const reply = await rpc("server/discover", {});
+    expect(reply.body.result!.capabilities.extensions).toEqual({ "io.modelcontextprotocol/tasks": {} });
+  });
+
+  it("refuses a task-only tool with -32021 (HTTP 400) when the request does not declare the extension", async () => {
+    const reply = await rpc(
+      "tools/call",
+      { name: "send_report", arguments: { to: "ada@example.com", pages: 1 } },
+      { declare: false },
+    );
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toEqual({
+      code: -32021,
+      message: expect.any(String),
+      data: { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } },
+    });
+  });
+
+  it("answers an optional task tool inline to a client without the extension", async () => {
+    const reply = await rpc("tools/call", { name: "slow", arguments: { ms: 30 } }, { declare: false });
+    expect(reply.body.result).toMatchObject({ content: [{ type: "text", text: "slept 30" }] });
+    expect(reply.body.result).not.toHaveProperty("taskId");
+  });
+
+  it("rejects schema-invalid arguments with a tool error and creates no task", async () => {
+    const reply = await rpc("tools/call", { name: "send_report", arguments: { to: "not-an-email", pages: 0 } });
+    expect(reply.body.result).toMatchObject({ isError: true });
+    expect(reply.body.result!.content[0].text).toMatch(/Input validation error: .*to.*pages/s);
+    expect(reply.body.result).not.toHaveProperty("taskId");
+  });
+
+  it("ends failed with the JSON-RPC error for a protocol-level failure", async () => {
+    const { task } = await callTaskUntil("broken", {}, final);
+    expect(task).toMatchObject({ status: "failed", error: { code: -32603, message: "broken on purpose" } });
+    expect(task).not.toHaveProperty("result");
+  });
+});
+
+describe("tasks/update and tasks/cancel", () => {
+  it("resumes an input_required task with tasks/update, ignoring unknown keys", async () => {
+    const { created, task } = await callTaskUntil("confirm", {}, (t) => t.status === "input_required");
+    expect(task.inputRequests).toEqual({
+      ok: {
+        method: "elicitation/create",
+        params: { message: "Proceed?", requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } } },
+      },
+    });
+    const ack = await rpc("tasks/update", {
+      taskId: created.taskId,
+      inputResponses: { ok: { action: "accept", content: { ok: true } }, never_asked: { action: "accept" } },
+    });
+    expect(ack.body.result).toEqual({ resultType: "complete", _meta: expect.any(Object) });
+    const done = await pollTask(created.taskId, final);
+    expect(done.result.content[0].text).toBe("accept");
+  });
+
+  it("cancels with an empty ack, idempotently", async () => {
+    const { created } = await callTaskUntil("slow", { ms: 60_000 }, (t) => t.status === "working");
+    const first = await rpc("tasks/cancel", { taskId: created.taskId });
+    expect(first.body.result).toMatchObject({ resultType: "complete" });
+    expect(Object.keys(first.body.result!).sort()).toEqual(["_meta", "resultType"]);
+    const again = await rpc("tasks/cancel", { taskId: created.taskId });
+    expect(again.body.result).toMatchObject({ resultType: "complete" });
+    expect((await pollTask(created.taskId, final)).status).toBe("cancelled");
+  });
+});
+
+describe("errors and isolation", () => {
+  it("answers unknown, malformed and foreign task ids identically with -32602 at HTTP 200", async () => {
+    const { created } = await callTaskUntil("confirm", {}, (t) => t.status === "input_required");
+    const replies = await Promise.all([
+      rpc("tasks/get", { taskId: created.taskId }, { principal: "mallory" }),
+      rpc("tasks/get", { taskId: "A".repeat(32) }),
+      rpc("tasks/get", { taskId: "not-a-task" }),
+      rpc(
+        "tasks/update",
+        { taskId: created.taskId, inputResponses: { ok: { action: "decline" } } },
+        { principal: "mallory" },
+      ),
+      rpc("tasks/cancel", { taskId: created.taskId }, { principal: "mallory" }),
+    ]);
+    for (const reply of replies) {
+      expect(reply.status).toBe(200);
+      expect(reply.body.error).toEqual({ code: -32602, message: "Unknown task" });
+    }
+    // Mallory's update and cancel changed nothing.
+    const task = await rpc("tasks/get", { taskId: created.taskId });
+    expect(task.body.result).toMatchObject({ status: "input_required", inputRequests: { ok: expect.any(Object) } });
+  });
+
+  it("requires the extension for tasks/* (-32021, HTTP 400) before looking the task up", async () => {
+    const reply = await rpc("tasks/get", { taskId: "gate-test" }, { declare: false });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error?.code).toBe(-32021);
+  });
+
+  it("answers tasks/result and tasks/list with -32601 (HTTP 404)", async () => {
+    for (const method of ["tasks/result", "tasks/list"]) {
+      const reply = await rpc(method, {});
+      expect(reply.status).toBe(404);
+      expect(reply.body.error?.code).toBe(-32601);
+    }
+  });
+
+  it("answers a mismatched Mcp-Name with -32020 (HTTP 400)", async () => {
+    const reply = await rpc("tasks/get", { taskId: "A".repeat(32) }, { headers: { "mcp-name": "B".repeat(32) } });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error?.code).toBe(-32020);
+  });
+
+  it("answers malformed JSON with -32700 and never throws", async () => {
+    const reply = await rpc("tools/call", {}, { rawBody: "{not json" });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error?.code).toBe(-32700);
+  });
+
+  it("refuses a request without credentials through the authenticate hook", async () => {
+    const { SELF } = await import("cloudflare:test");
+    const { rpcRequest } = await import("../jsonrpc.js");
+    const response = await SELF.fetch(rpcRequest("server/discover", {}, { principal: null }));
+    expect(response.status).toBe(401);
+  });
+});
