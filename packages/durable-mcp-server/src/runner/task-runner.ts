@@ -136,13 +136,13 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const record = this.owned(access);
       if (!record) return null;
       const encoder = new TextEncoder();
-      let listener: TaskListener = () => {};
+      let listener: TaskListener | undefined;
       return new ReadableStream<Uint8Array>({
         start: (controller) => {
           listener = (task) => {
             controller.enqueue(encoder.encode(`${JSON.stringify(task)}\n`));
             if (FINAL_STATUSES.has(task.status)) {
-              this.listeners.delete(listener);
+              this.listeners.delete(listener!);
               controller.close();
             }
           };
@@ -150,7 +150,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           listener(this.detailed(record));
         },
         cancel: () => {
-          this.listeners.delete(listener);
+          if (listener) this.listeners.delete(listener);
         },
       });
     }

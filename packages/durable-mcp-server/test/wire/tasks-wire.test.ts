@@ -92,7 +92,7 @@ describe("tasks/update and tasks/cancel", () => {
     const { created } = await callTaskUntil("slow", { ms: 60_000 }, (t) => t.status === "working");
     const first = await rpc("tasks/cancel", { taskId: created.taskId });
     expect(first.body.result).toMatchObject({ resultType: "complete" });
-    expect(Object.keys(first.body.result!).sort()).toEqual(["_meta", "resultType"]);
+    expect(Object.keys(first.body.result!).toSorted()).toEqual(["_meta", "resultType"]);
     const again = await rpc("tasks/cancel", { taskId: created.taskId });
     expect(again.body.result).toMatchObject({ resultType: "complete" });
     expect((await pollTask(created.taskId, final)).status).toBe("cancelled");
