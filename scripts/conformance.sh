@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Starts examples/conformance-server under `wrangler dev` and runs the official MCP conformance suite against it:
+# every `tasks-*` scenario and `server-stateless`. Any failed check fails this script.
+# Run through pnpm (`pnpm run conformance`) so that Node 22 from node_modules/.bin is first on PATH.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+example="$root/examples/conformance-server"
+port="${CONFORMANCE_PORT:-8787}"
+url="http://127.0.0.1:$port/mcp"
+out="$root/results/conformance"
+state="$(mktemp -d)"
+rm -rf "$out" && mkdir -p "$out"
+
+cd "$example"
+npx wrangler dev --ip 127.0.0.1 --port "$port" --persist-to "$state" --log-level warn >"$out/wrangler.log" 2>&1 &
+wrangler_pid=$!
+stop() {
+  kill "$wrangler_pid" 2>/dev/null || true
+  wait "$wrangler_pid" 2>/dev/null || true
+  rm -rf "$state"
+}
+trap stop EXIT
+
+discover='{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+for _ in $(seq 1 120); do
+  if curl -fsS -o /dev/null -X POST "$url" -H 'content-type: application/json' -H 'mcp-protocol-version: 2026-07-28' \
+    -H 'mcp-method: server/discover' -d "$discover" 2>/dev/null; then
+    ready=1
+    break
+  fi
+  kill -0 "$wrangler_pid" 2>/dev/null || break
+  sleep 0.5
+done
+if [ -z "${ready:-}" ]; then
+  echo "conformance: wrangler dev did not come up on $url" >&2
+  cat "$out/wrangler.log" >&2
+  exit 1
+fi
+
+scenarios=$(npx conformance list | sed -n 's/^ *- \(tasks-[a-z0-9-]*\).*/\1/p')
+scenarios="$scenarios server-stateless"
+passed=0
+failed=0
+for scenario in $scenarios; do
+  if npx conformance server --url "$url" --scenario "$scenario" -o "$out" >"$out/$scenario.log" 2>&1; then
+    passed=$((passed + 1))
+    echo "conformance: $scenario ok ($(grep -E '^Passed:' "$out/$scenario.log" | tail -1))"
+  else
+    failed=$((failed + 1))
+    echo "conformance: $scenario FAILED"
+    cat "$out/$scenario.log"
+  fi
+done
+echo "conformance scenarios: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
