@@ -11,11 +11,17 @@ out="$root/results/conformance"
 state="$(mktemp -d)"
 rm -rf "$out" && mkdir -p "$out"
 
+if curl -s -m 2 -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null; then
+  echo "conformance: something already listens on 127.0.0.1:$port; set CONFORMANCE_PORT" >&2
+  exit 1
+fi
+
 cd "$example"
-npx wrangler dev --ip 127.0.0.1 --port "$port" --persist-to "$state" --log-level warn >"$out/wrangler.log" 2>&1 &
+# Its own process group, so that stopping it also stops the workerd processes wrangler spawns.
+setsid npx wrangler dev --ip 127.0.0.1 --port "$port" --persist-to "$state" --log-level warn >"$out/wrangler.log" 2>&1 &
 wrangler_pid=$!
 stop() {
-  kill "$wrangler_pid" 2>/dev/null || true
+  kill -TERM -- "-$wrangler_pid" 2>/dev/null || true
   wait "$wrangler_pid" 2>/dev/null || true
   rm -rf "$state"
 }
