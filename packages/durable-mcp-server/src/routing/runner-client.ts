@@ -25,8 +25,8 @@ export interface RetryPolicy {
 const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 40 };
 
 /**
- * Reaches the TaskRunner of a task id. Transient Durable Object errors the platform marks as such (`retryable`:
- * the object was reset; `overloaded`) are retried with jittered exponential backoff on a fresh stub, since a
+ * Reaches the TaskRunner of a task id. Transient Durable Object errors the platform marks as such (see
+ * `isTransient`) are retried with jittered exponential backoff on a fresh stub, since a
  * stub that threw may be broken. Nothing else is retried.
  */
 export class RunnerClient {
@@ -80,10 +80,13 @@ export class RunnerClient {
   }
 }
 
-/** The platform's transient-error markers on a Durable Object exception. */
+/**
+ * The platform's transient-error markers on a Durable Object exception: `retryable` (e.g. the object was reset
+ * by a deploy), `overloaded`, and `durableObjectReset` (what workerd sets when the object aborted mid-call).
+ */
 export function isTransient(error: unknown): boolean {
-  const flags = error as { retryable?: unknown; overloaded?: unknown } | null;
-  return flags?.retryable === true || flags?.overloaded === true;
+  const flags = error as { retryable?: unknown; overloaded?: unknown; durableObjectReset?: unknown } | null;
+  return flags?.retryable === true || flags?.overloaded === true || flags?.durableObjectReset === true;
 }
 
 function isOverloaded(error: unknown): boolean {

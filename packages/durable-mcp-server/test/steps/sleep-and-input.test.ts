@@ -60,3 +60,11 @@ describe("input steps", () => {
     expect(await started.stub.update(started.access, { name: accept({ name: "late" }) })).toEqual({ accepted: [] });
   });
 });
+
+describe("step.sleepUntil", () => {
+  it("wakes at the given time", async () => {
+    const started = await startTask("sleep_until", { until: Date.now() + 150 });
+    const task = await waitForTask(started, isFinal);
+    expect(task.result).toEqual({ resultType: "complete", content: [{ type: "text", text: "true" }] });
+  });
+});

@@ -1,0 +1,96 @@
+import { SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { callTaskUntil, rpc, rpcRequest } from "../jsonrpc.js";
+
+/** Reads SSE `data:` frames as they arrive. */
+async function* frames(response: Response): AsyncGenerator<Record<string, any>> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const event = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = event.split("\n").find((line) => line.startsWith("data: "));
+      if (data) yield JSON.parse(data.slice(6));
+    }
+  }
+}
+
+describe("subscriptions/listen for task ids", () => {
+  it("acknowledges owned ids only, pushes every change, and ends once the task is final", async () => {
+    const { created } = await callTaskUntil("confirm", {}, (t) => t.status === "input_required");
+    const foreign = await rpc("tools/call", { name: "confirm", arguments: {} }, { principal: "mallory" });
+    const listen = rpcRequest(
+      "subscriptions/listen",
+      { notifications: { taskIds: [created.taskId, foreign.body.result!.taskId, "Z".repeat(32), "junk"] } },
+      { id: "listen-1" },
+    );
+    const response = await SELF.fetch(listen);
+    expect(response.headers.get("content-type")).toContain("text/event-stream");
+    const stream = frames(response);
+
+    const ack = (await stream.next()).value!;
+    expect(ack).toEqual({
+      jsonrpc: "2.0",
+      method: "notifications/subscriptions/acknowledged",
+      params: {
+        notifications: { taskIds: [created.taskId] },
+        _meta: { "io.modelcontextprotocol/subscriptionId": "listen-1" },
+      },
+    });
+
+    const first = (await stream.next()).value!;
+    expect(first).toMatchObject({
+      method: "notifications/tasks",
+      params: {
+        taskId: created.taskId,
+        status: "input_required",
+        _meta: { "io.modelcontextprotocol/subscriptionId": "listen-1" },
+      },
+    });
+
+    await rpc("tasks/update", {
+      taskId: created.taskId,
+      inputResponses: { ok: { action: "accept", content: { ok: true } } },
+    });
+    const statuses: string[] = [];
+    let last: Record<string, any> | undefined;
+    for await (const frame of stream) {
+      last = frame;
+      if (frame.method === "notifications/tasks") statuses.push(frame.params.status);
+    }
+    expect(statuses.at(-1)).toBe("completed");
+    expect(statuses).toContain("working");
+    expect(last).toEqual({
+      jsonrpc: "2.0",
+      id: "listen-1",
+      result: { resultType: "complete", _meta: { "io.modelcontextprotocol/subscriptionId": "listen-1" } },
+    });
+  });
+
+  it("requires the extension to be declared", async () => {
+    const reply = await rpc(
+      "subscriptions/listen",
+      { notifications: { taskIds: ["A".repeat(32)] } },
+      { declare: false },
+    );
+    expect(reply.status).toBe(400);
+    expect(reply.body.error?.code).toBe(-32021);
+  });
+});
+
+describe("tools/list", () => {
+  it("lists task tools with their schema and task support", async () => {
+    const reply = await rpc("tools/list", {});
+    const report = reply.body.result!.tools.find((tool: { name: string }) => tool.name === "send_report");
+    expect(report.inputSchema).toMatchObject({
+      type: "object",
+      properties: { to: { type: "string" }, pages: { type: "integer" } },
+    });
+    expect(report._meta).toEqual({ "io.modelcontextprotocol/tasks": { taskSupport: "required" } });
+  });
+});
