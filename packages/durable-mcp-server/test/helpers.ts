@@ -1,32 +1,15 @@
 import { env } from "cloudflare:workers";
 import { newTaskId } from "../src/ids.js";
 import type { FixtureEnv } from "./fixtures/worker.js";
+import type { TaskRunnerRpc } from "../src/runner/task-runner.js";
 import type { DetailedTask } from "../src/wire/task-shapes.js";
 
 export const fixtureEnv = env as unknown as FixtureEnv;
 
-/** The RPC surface of a TaskRunner, as the router calls it. */
-export interface RunnerStub {
-  create(task: {
-    taskId: string;
-    principal: string;
-    tool: string;
-    input: string;
-    ttlMs: number | null;
-    pollIntervalMs: number | null;
-  }): Promise<DetailedTask>;
-  get(access: { taskId: string; principal: string }): Promise<DetailedTask | null>;
-  update(
-    access: { taskId: string; principal: string },
-    responses: Record<string, unknown>,
-  ): Promise<{ accepted: string[] } | null>;
-  cancel(access: { taskId: string; principal: string }): Promise<boolean>;
-}
-
 export interface StartedTask {
   taskId: string;
   access: { taskId: string; principal: string };
-  stub: DurableObjectStub & RunnerStub;
+  stub: DurableObjectStub & TaskRunnerRpc;
   probe: ReturnType<typeof probeFor>;
   probeName: string;
 }
@@ -45,7 +28,7 @@ export async function startTask(
   const taskId = newTaskId();
   const principal = options.principal ?? "alice";
   const probeName = `probe-${taskId}`;
-  const stub = namespace.get(namespace.idFromName(taskId)) as unknown as DurableObjectStub & RunnerStub;
+  const stub = namespace.get(namespace.idFromName(taskId)) as unknown as DurableObjectStub & TaskRunnerRpc;
   await stub.create({
     taskId,
     principal,

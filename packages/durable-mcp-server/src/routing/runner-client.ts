@@ -1,21 +1,6 @@
-import type { TaskAccess } from "../runner/task-runner.js";
+import type { TaskAccess, TaskRunnerRpc } from "../runner/task-runner.js";
 import type { NewTask } from "../runner/task-store.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
-
-/** The RPC surface of a TaskRunner. Every method is idempotent, which is what makes retrying it safe. */
-export interface TaskRunnerRpc {
-  /** Same id and principal: returns the existing task instead of creating a second. */
-  create(task: NewTask): Promise<Task>;
-  get(access: TaskAccess): Promise<DetailedTask | null>;
-  /** Answers are keyed: a repeated answer finds its key no longer outstanding and is ignored. */
-  update(access: TaskAccess, responses: Record<string, unknown>): Promise<{ accepted: string[] } | null>;
-  /** The first ending wins; cancelling again is a no-op. */
-  cancel(access: TaskAccess): Promise<boolean>;
-  /** Resolves with the task once it is final, or as it stands after `timeoutMs`. */
-  awaitFinal(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null>;
-  /** The task as newline-delimited JSON, now and after every change, until it is final. */
-  watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null>;
-}
 
 export interface RetryPolicy {
   attempts: number;

@@ -29,15 +29,33 @@ export interface TaskAccess {
 
 export type TaskListener = (task: DetailedTask) => void;
 
+/** The RPC surface of a TaskRunner. Every method is idempotent, which is what makes retrying it safe. */
+export interface TaskRunnerRpc {
+  /** Same id and principal: returns the existing task instead of creating a second. */
+  create(task: NewTask): Promise<Task>;
+  get(access: TaskAccess): Promise<DetailedTask | null>;
+  /** Answers are keyed: a repeated answer finds its key no longer outstanding and is ignored. */
+  update(access: TaskAccess, responses: Record<string, unknown>): Promise<{ accepted: string[] } | null>;
+  /** The first ending wins; cancelling again is a no-op. */
+  cancel(access: TaskAccess): Promise<boolean>;
+  /** Resolves with the task once it is final, or as it stands after `timeoutMs`. */
+  awaitFinal(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null>;
+  /** The task as newline-delimited JSON, now and after every change, until it is final. */
+  watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null>;
+}
+
+/** The Durable Object class `defineTaskRunner` builds; export it from the Worker under its binding's class name. */
+export type TaskRunnerClass<Env> = new (ctx: DurableObjectState, env: Env) => DurableObject<Env> & TaskRunnerRpc;
+
 /**
  * Builds the TaskRunner Durable Object class for an author's server: one object per task, holding the task
  * record and its step journal in SQLite, and driving the handler from its single alarm.
  */
-export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>) {
+export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>): TaskRunnerClass<Env> {
   const alarmBudgetMs = options.alarmBudgetMs ?? DEFAULT_ALARM_BUDGET_MS;
   const purgeGraceMs = options.purgeGraceMs ?? DEFAULT_PURGE_GRACE_MS;
 
-  return class TaskRunner extends DurableObject<Env> {
+  return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
     private store = new TaskStore(this.ctx.storage.sql);
     private journal = new StepJournal(this.ctx.storage.sql);
     private ready = hasSchema(this.ctx.storage.sql);
