@@ -155,3 +155,51 @@ describe("errors and isolation", () => {
     expect(response.status).toBe(401);
   });
 });
+
+describe("malformed requests", () => {
+  it("answers each with the spec's error and creates nothing", async () => {
+    const { SELF } = await import("cloudflare:test");
+    const { rpcRequest } = await import("../jsonrpc.js");
+    const cases: Array<[string, Request, number, number]> = [
+      ["unknown tool", rpcRequest("tools/call", { name: "nope", arguments: {} }), 200, -32602],
+      ["tasks/get without taskId", rpcRequest("tasks/get", {}), 200, -32602],
+      [
+        "tasks/get with a numeric taskId",
+        rpcRequest("tasks/get", { taskId: 42 }, { headers: { "mcp-name": "42" } }),
+        200,
+        -32602,
+      ],
+      [
+        "missing protocol version header",
+        rpcRequest("server/discover", {}, { headers: { "mcp-protocol-version": null } }),
+        400,
+        -32020,
+      ],
+      [
+        "method header mismatch",
+        rpcRequest(
+          "tools/call",
+          { name: "echo", arguments: { text: "x" } },
+          { headers: { "mcp-method": "tasks/get" } },
+        ),
+        400,
+        -32020,
+      ],
+      [
+        "a JSON-RPC batch",
+        rpcRequest(
+          "server/discover",
+          {},
+          { rawBody: JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "server/discover", params: {} }]) },
+        ),
+        400,
+        -32600,
+      ],
+    ];
+    for (const [label, request, status, code] of cases) {
+      const response = await SELF.fetch(request);
+      const body = (await response.json()) as { error?: { code: number } };
+      expect({ label, status: response.status, code: body.error?.code }).toEqual({ label, status, code });
+    }
+  });
+});

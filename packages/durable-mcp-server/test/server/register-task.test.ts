@@ -1,0 +1,43 @@
+import { describe, expect, expectTypeOf, it } from "vitest";
+import * as z from "zod";
+import { McpServer, type Step } from "../../src/index.js";
+
+describe("registerTask", () => {
+  it("types the handler's input from the zod schema, output side (defaults applied)", () => {
+    const server = new McpServer({ name: "types", version: "1.0.0" });
+    server.registerTask(
+      "typed",
+      { inputSchema: z.object({ to: z.string(), pages: z.number().default(3) }) },
+      async (input, step) => {
+        expectTypeOf(input).toEqualTypeOf<{ to: string; pages: number }>();
+        expectTypeOf(step).toEqualTypeOf<Step>();
+        return { content: [] };
+      },
+    );
+    const definition = server.getTaskDefinition("typed")!;
+    expect(definition.parseInput({ to: "a" })).toEqual({ ok: true, value: { to: "a", pages: 3 } });
+    expect(definition.parseInput({ pages: "x" })).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/to: .*pages: /s),
+    });
+  });
+
+  it("refuses a second task under the same name", () => {
+    const server = new McpServer({ name: "dupes", version: "1.0.0" });
+    const config = { inputSchema: z.object({}) };
+    server.registerTask("once", config, async () => ({ content: [] }));
+    expect(() => server.registerTask("once", config, async () => ({ content: [] }))).toThrow(/already registered/);
+  });
+
+  it("reads TTL and poll interval as durations, and null as no TTL", () => {
+    const server = new McpServer({ name: "durations", version: "1.0.0" });
+    server.registerTask(
+      "a",
+      { inputSchema: z.object({}), ttl: "2 hours", pollInterval: "500 milliseconds" },
+      async () => null,
+    );
+    server.registerTask("b", { inputSchema: z.object({}), ttl: null }, async () => null);
+    expect(server.getTaskDefinition("a")).toMatchObject({ ttlMs: 7_200_000, pollIntervalMs: 500 });
+    expect(server.getTaskDefinition("b")).toMatchObject({ ttlMs: null, pollIntervalMs: 1_000 });
+  });
+});
