@@ -185,16 +185,6 @@ describe("malformed requests", () => {
         400,
         -32020,
       ],
-      [
-        "a JSON-RPC batch",
-        rpcRequest(
-          "server/discover",
-          {},
-          { rawBody: JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "server/discover", params: {} }]) },
-        ),
-        400,
-        -32600,
-      ],
     ];
     for (const [label, request, status, code] of cases) {
       const response = await SELF.fetch(request);
