@@ -1,0 +1,79 @@
+// Durability: the whole `wrangler dev` process group is SIGKILLed while `send_report` renders pages, then started
+// again on the same persist dir. The same task id must carry on from its journal and complete.
+import { describe, expect, inject, it } from "vitest";
+import { getTask, renderedPages, sleep, startReport, updateTask, type TaskSnapshot } from "./mcp-http.js";
+import { restartWrangler } from "./wrangler-server.js";
+
+const server = inject("wrangler");
+const { url } = server;
+const PAGES = 6;
+
+/** Polls tasks/get until `done` holds, handing every snapshot to `seen`. */
+async function pollUntil(
+  taskId: string,
+  done: (task: TaskSnapshot) => boolean,
+  seen: (task: TaskSnapshot) => void = () => {},
+): Promise<TaskSnapshot> {
+  for (;;) {
+    const task = await getTask(url, taskId);
+    seen(task);
+    if (done(task)) return task;
+    await sleep(200);
+  }
+}
+
+describe("durability across a crash of wrangler dev", () => {
+  it(
+    "resumes the same task after a SIGKILL of the process group, without going back on rendered pages",
+    {
+      timeout: 240_000,
+    },
+    async () => {
+      const created = await startReport(url, { to: "erin@example.com", pages: PAGES, secondsPerPage: 1 });
+      const taskId = created.taskId;
+
+      const before = await pollUntil(taskId, (task) => (renderedPages(task.statusMessage) ?? 0) >= 2);
+      const renderedBefore = renderedPages(before.statusMessage) ?? 0;
+      // The crash has to land mid-rendering for this test to mean anything.
+      expect(before.status).toBe("working");
+      expect(renderedBefore).toBeLessThan(PAGES);
+
+      await restartWrangler(server, "SIGKILL");
+
+      const counts: number[] = [];
+      const statuses = new Set<string>();
+      const waiting = await pollUntil(
+        taskId,
+        (task) => task.status !== "working",
+        (task) => {
+          statuses.add(task.status);
+          const rendered = renderedPages(task.statusMessage);
+          if (rendered !== null) counts.push(rendered);
+        },
+      );
+      // The task survived under its id, and reached its confirmation having rendered every page.
+      expect(waiting.taskId).toBe(taskId);
+      expect(waiting.createdAt).toBe(created.createdAt);
+      expect(waiting.status).toBe("input_required");
+      expect(waiting.statusMessage).toBe(`rendered ${PAGES}/${PAGES} pages`);
+      expect([...statuses].toSorted()).toEqual(
+        statuses.has("working") ? ["input_required", "working"] : ["input_required"],
+      );
+      // Pages journaled before the crash were not rendered again: progress never fell below what was seen then,
+      // and never went backwards.
+      expect(counts.length).toBeGreaterThan(0);
+      expect(Math.min(...counts)).toBeGreaterThanOrEqual(renderedBefore);
+      expect(counts).toEqual(counts.toSorted((a, b) => a - b));
+
+      expect(Object.keys(waiting.inputRequests ?? {})).toEqual(["confirm send"]);
+      await updateTask(url, taskId, { "confirm send": { action: "accept", content: { send: true } } });
+
+      const final = await pollUntil(taskId, (task) => !["working", "input_required"].includes(task.status));
+      expect(final.status).toBe("completed");
+      expect(final.result).toMatchObject({
+        content: [{ type: "text", text: `Sent ${PAGES} pages to erin@example.com.` }],
+        structuredContent: { pages: PAGES, messageId: `${taskId}:send` },
+      });
+    },
+  );
+});

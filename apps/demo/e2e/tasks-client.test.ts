@@ -1,0 +1,130 @@
+// A 2026-07-28 MCP client (@modelcontextprotocol/client) with the Tasks extension session from
+// @modelcontextprotocol/ext-tasks, driving the demo's `send_report` task over the wire.
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  createTaskSessionFromClient,
+  resultFromTaskOutcome,
+  type ApplicationElicitResult,
+  type ApplicationInputRequest,
+  type JsonRpcResponse,
+  type RawClientDispatch,
+  type TaskEnabledSession,
+  type TaskExecutionEvent,
+} from "@modelcontextprotocol/ext-tasks/client";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { CLIENT_INFO, PROTOCOL_VERSION, renderedPages, rpc, TASKS, type JsonObject } from "./mcp-http.js";
+
+const { url } = inject("wrangler");
+
+/** The session's V2 task traffic goes through here: it frames the envelope, we add JSON-RPC and HTTP headers. */
+const rawDispatch: RawClientDispatch = async (request, options = {}) => {
+  const { method, params } = request as { method: string; params: JsonObject };
+  const { response } = await rpc(url, method, params, {
+    headers: { ...options.context?.headers },
+    signal: options.signal,
+  });
+  return (
+    response.error ? { kind: "error", error: response.error } : { kind: "result", result: response.result ?? {} }
+  ) as JsonRpcResponse;
+};
+
+interface Elicitation {
+  request: ApplicationInputRequest;
+  taskId: string | undefined;
+}
+
+async function openSession(answer: ApplicationElicitResult) {
+  const client = new Client(CLIENT_INFO, {
+    capabilities: { extensions: { [TASKS]: {} }, elicitation: { form: {} } },
+    versionNegotiation: { mode: { pin: PROTOCOL_VERSION } },
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const elicitations: Elicitation[] = [];
+  const session = createTaskSessionFromClient(client, {
+    endpointId: "demo-e2e",
+    rawDispatch,
+    v2RequestFraming: {
+      protocolVersion: PROTOCOL_VERSION,
+      clientInfo: CLIENT_INFO,
+      clientCapabilities: { extensions: { [TASKS]: {} }, elicitation: { form: {} } },
+    },
+    onInputRequest: async (request, context) => {
+      elicitations.push({ request, taskId: context.taskId });
+      if (request.kind !== "elicitation") throw new Error(`unexpected ${request.kind} input request`);
+      return answer as never;
+    },
+  });
+  return { client, session, elicitations };
+}
+
+let opened: { client: Client; session: TaskEnabledSession } | undefined;
+afterEach(async () => {
+  await opened?.session.close();
+  await opened?.client.close();
+  opened = undefined;
+});
+
+async function runReport(answer: ApplicationElicitResult, to: string) {
+  const { client, session, elicitations } = await openSession(answer);
+  opened = { client, session };
+  expect(client.getServerCapabilities()?.extensions?.[TASKS]).toEqual({});
+
+  const execution = await session.callTool("send_report", { to, pages: 3, secondsPerPage: 0.2 });
+  expect(execution.kind).toBe("task");
+  const taskId = execution.handle?.taskId;
+  expect(taskId).toMatch(/^[A-Za-z0-9_-]{32}$/);
+
+  const events: TaskExecutionEvent<unknown>[] = [];
+  const { outcome, lastTask } = await execution.settle({ onEvent: (event) => void events.push(event) });
+  return { taskId, outcome, lastTask, events, elicitations };
+}
+
+describe("2026-07-28 client with the Tasks extension (ext-tasks session)", () => {
+  it("runs send_report to completion, answering the confirmation through onInputRequest", async () => {
+    const { taskId, outcome, lastTask, events, elicitations } = await runReport(
+      { action: "accept", content: { send: true } },
+      "alice@example.com",
+    );
+
+    expect(outcome.status).toBe("completed");
+    const result = resultFromTaskOutcome(outcome) as {
+      content: Array<{ type: string; text?: string }>;
+      structuredContent?: { pages?: number; messageId?: string };
+      isError?: boolean;
+    };
+    expect(result.isError ?? false).toBe(false);
+    expect(result.content).toEqual([{ type: "text", text: "Sent 3 pages to alice@example.com." }]);
+    expect(result.structuredContent).toEqual({ pages: 3, messageId: `${taskId}:send` });
+    expect(lastTask?.taskId).toBe(taskId);
+    expect(lastTask?.status).toBe("completed");
+
+    // The one elicitation reached the application handler, tied to this task, with the server's message.
+    expect(elicitations).toHaveLength(1);
+    expect(elicitations[0]?.taskId).toBe(taskId);
+    expect(elicitations[0]?.request.kind).toBe("elicitation");
+    expect(elicitations[0]?.request.params).toMatchObject({
+      message: "Send the 3-page report to alice@example.com?",
+      requestedSchema: { type: "object", required: ["send"] },
+    });
+
+    // What polling showed: the task asked for input with the rendering progress as its status message, the
+    // progress never went backwards, and the last event is the outcome.
+    const views = events.flatMap((event) => (event.type === "task" ? [event.task] : []));
+    const inputRequired = views.find((view) => view.status === "input_required");
+    expect(inputRequired?.statusMessage).toBe("rendered 3/3 pages");
+    expect(inputRequired?.raw._meta).toMatchObject({ "durable-mcp-server/progress": 1 });
+    const counts = views.map((view) => renderedPages(view.statusMessage)).filter((n): n is number => n !== null);
+    expect(counts).toEqual(counts.toSorted((a, b) => a - b));
+    expect(events.at(-1)?.type).toBe("outcome");
+  });
+
+  it("declining the confirmation completes the task without sending", async () => {
+    const { outcome, elicitations } = await runReport({ action: "decline" }, "bob@example.com");
+
+    expect(elicitations).toHaveLength(1);
+    expect(outcome.status).toBe("completed");
+    const result = resultFromTaskOutcome(outcome) as { content: Array<{ type: string; text?: string }> };
+    expect(result.content).toEqual([{ type: "text", text: "Report not sent (decline)." }]);
+    expect(result).not.toHaveProperty("structuredContent");
+  });
+});

@@ -1,0 +1,14 @@
+// Over-the-wire e2e tests: real MCP clients against the demo Worker served by `wrangler dev` (see
+// e2e/wrangler-server.ts). Plain Node, not the workers pool; one file at a time, since they share one server.
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["e2e/**/*.test.ts"],
+    globalSetup: ["e2e/wrangler-server.ts"],
+    fileParallelism: false,
+    testTimeout: 60_000,
+    hookTimeout: 150_000,
+    teardownTimeout: 30_000,
+  },
+});
