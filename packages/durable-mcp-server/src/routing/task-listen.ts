@@ -92,43 +92,68 @@ function sseStream(id: string | number, watched: Array<{ taskId: string; stream:
   const subscriptionMeta = { [SUBSCRIPTION_ID_META_KEY]: id };
   const readers = watched.map((w) => w.stream.pipeThrough(new TextDecoderStream()).getReader());
   let keepalive: ReturnType<typeof setInterval> | null = null;
+  let open = true;
+  const stop = () => {
+    open = false;
+    if (keepalive) clearInterval(keepalive);
+  };
   return new ReadableStream<Uint8Array>({
     async start(controller) {
-      const send = (message: unknown) =>
-        controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`));
+      const write = (text: string) => {
+        if (open) controller.enqueue(encoder.encode(text));
+      };
+      const send = (message: unknown) => write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
       send({
         jsonrpc: "2.0",
         method: "notifications/subscriptions/acknowledged",
         params: { notifications: { taskIds: watched.map((w) => w.taskId) }, _meta: subscriptionMeta },
       });
-      keepalive = setInterval(() => controller.enqueue(encoder.encode(": keepalive\n\n")), KEEPALIVE_MS);
-      await Promise.all(
-        readers.map(async (reader) => {
-          let buffered = "";
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            buffered += value;
-            let newline: number;
-            while ((newline = buffered.indexOf("\n")) >= 0) {
-              const task = JSON.parse(buffered.slice(0, newline)) as DetailedTask;
-              buffered = buffered.slice(newline + 1);
-              send({
-                jsonrpc: "2.0",
-                method: "notifications/tasks",
-                params: { ...task, _meta: { ...task._meta, ...subscriptionMeta } },
-              });
-            }
-          }
-        }),
-      );
-      if (keepalive) clearInterval(keepalive);
-      send({ jsonrpc: "2.0", id, result: { resultType: "complete", _meta: subscriptionMeta } });
-      controller.close();
+      keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
+      try {
+        await Promise.all(
+          readers.map((reader) => forwardTasks(reader, (task) => send(taskNotification(task, subscriptionMeta)))),
+        );
+        send({ jsonrpc: "2.0", id, result: { resultType: "complete", _meta: subscriptionMeta } });
+      } catch (error) {
+        // A TaskRunner went away mid-listen (reset, deploy): end the listen with an error the client can act on.
+        console.warn("task listen interrupted", { id, error: String(error) });
+        await Promise.allSettled(readers.map((reader) => reader.cancel()));
+        send({
+          jsonrpc: "2.0",
+          id,
+          error: { code: ErrorCodes.InternalError, message: "Task stream interrupted; listen again" },
+        });
+      } finally {
+        if (open) controller.close();
+        stop();
+      }
     },
     async cancel(reason) {
-      if (keepalive) clearInterval(keepalive);
-      await Promise.all(readers.map((reader) => reader.cancel(reason)));
+      stop();
+      await Promise.allSettled(readers.map((reader) => reader.cancel(reason)));
     },
   });
+}
+
+/** Reads one TaskRunner's newline-delimited task stream to its end. */
+async function forwardTasks(reader: ReadableStreamDefaultReader<string>, onTask: (task: DetailedTask) => void) {
+  let buffered = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffered += value;
+    let newline: number;
+    while ((newline = buffered.indexOf("\n")) >= 0) {
+      onTask(JSON.parse(buffered.slice(0, newline)) as DetailedTask);
+      buffered = buffered.slice(newline + 1);
+    }
+  }
+}
+
+function taskNotification(task: DetailedTask, subscriptionMeta: Record<string, unknown>) {
+  return {
+    jsonrpc: "2.0",
+    method: "notifications/tasks",
+    params: { ...task, _meta: { ...task._meta, ...subscriptionMeta } },
+  };
 }

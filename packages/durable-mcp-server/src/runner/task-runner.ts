@@ -271,7 +271,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const record = this.store.read();
       if (!record) return;
       let next: number | null;
-      if (record.purgeAt !== null) {
+      if (FINAL_STATUSES.has(record.status)) {
+        // A final task waits for nothing but its purge, whatever steps were still pending when it ended.
         next = record.purgeAt;
       } else {
         const expiresAt = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
@@ -295,7 +296,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       if (!record) return false;
       const now = Date.now();
       const expiresAt = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
-      const purgeAt = Math.max(expiresAt ?? now, now) + purgeGraceMs;
+      // A task without a TTL is kept until someone deletes it; otherwise it goes a grace period after expiry.
+      const purgeAt = expiresAt === null ? null : Math.max(expiresAt, now) + purgeGraceMs;
       const won = this.store.end(ending, now, purgeAt);
       if (won) this.notify();
       return won;

@@ -30,6 +30,17 @@ describe("cancel", () => {
     }
   });
 
+  it("leaves no alarm behind when a task without a TTL is cancelled while it sleeps", async () => {
+    const started = await startTask("sleeper", { ms: 60_000 }, { ttlMs: null });
+    await waitForTask(started, async () => {
+      const alarm = await runInDurableObject(started.stub, (_, state) => state.storage.getAlarm());
+      return alarm !== null && alarm > Date.now() + 30_000;
+    });
+    await started.stub.cancel(started.access);
+    expect(await runInDurableObject(started.stub, (_, state) => state.storage.getAlarm())).toBeNull();
+    expect((await started.stub.get(started.access))?.status).toBe("cancelled");
+  });
+
   it("does not cancel a task that already completed", async () => {
     const started = await startTask("three_steps");
     const done = await waitForTask(started, isFinal);
@@ -66,6 +77,15 @@ describe("task record", () => {
         .toArray(),
     );
     expect(tables).toEqual([]);
+  });
+
+  it("keeps a finished task without a TTL, with no alarm left armed", async () => {
+    const started = await startTask("three_steps", {}, { ttlMs: null });
+    const done = await waitForTask(started, isFinal);
+    expect(done.ttlMs).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await runDurableObjectAlarm(started.stub)).toBe(false);
+    expect(await started.stub.get(started.access)).toEqual(done);
   });
 
   it("ends failed with the JSON-RPC error a handler raises as a protocol error", async () => {

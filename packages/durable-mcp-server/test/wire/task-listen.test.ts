@@ -1,4 +1,5 @@
-import { SELF } from "cloudflare:test";
+import { runInDurableObject, SELF } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { callTaskUntil, rpc, rpcRequest } from "../jsonrpc.js";
 
@@ -69,6 +70,30 @@ describe("subscriptions/listen for task ids", () => {
       jsonrpc: "2.0",
       id: "listen-1",
       result: { resultType: "complete", _meta: { "io.modelcontextprotocol/subscriptionId": "listen-1" } },
+    });
+  });
+
+  it("ends with a JSON-RPC error, not silence, when the task's object goes away mid-listen", async () => {
+    const { created } = await callTaskUntil("confirm", {}, (t) => t.status === "input_required");
+    const response = await SELF.fetch(
+      rpcRequest("subscriptions/listen", { notifications: { taskIds: [created.taskId] } }, { id: 7 }),
+    );
+    const stream = frames(response);
+    expect((await stream.next()).value!.method).toBe("notifications/subscriptions/acknowledged");
+    expect((await stream.next()).value!.params.status).toBe("input_required");
+    const namespace = (env as unknown as { MCP_TASK_RUNNER: DurableObjectNamespace }).MCP_TASK_RUNNER;
+    // Reset the object the way a deploy or a crash would (eviction waits for the open stream instead).
+    await runInDurableObject(namespace.get(namespace.idFromName(created.taskId)), (_, state) =>
+      state.abort("simulated reset"),
+    ).catch((error: unknown) => expect(String(error)).toMatch(/simulated reset/));
+    const rest: Array<Record<string, any>> = [];
+    for await (const frame of stream) rest.push(frame);
+    expect(rest).toEqual([
+      { jsonrpc: "2.0", id: 7, error: { code: -32603, message: "Task stream interrupted; listen again" } },
+    ]);
+    // The task itself is intact.
+    expect((await rpc("tasks/get", { taskId: created.taskId })).body.result).toMatchObject({
+      status: "input_required",
     });
   });
 
