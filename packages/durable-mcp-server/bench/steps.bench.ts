@@ -5,7 +5,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { isFinal, startTask, waitForTask } from "../test/helpers.js";
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (values: number[]) => values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 describe("benchmark", () => {
   it("step.do overhead on a fresh task", async () => {

@@ -18,6 +18,7 @@ import { isTaskIdShape, newTaskId } from "../ids.js";
 import type { TaskDefinition, TaskRegistry } from "../runner/task-definition.js";
 import type { RunnerClient } from "../routing/runner-client.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
+import { MAX_STEP_RESULT_BYTES } from "../steps/engine.js";
 import type { Step } from "../steps/types.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
 
@@ -117,6 +118,15 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     });
     this.server.setRequestHandler(TaskMethods.update, { params: taskIdParams }, async ({ taskId }, ctx) => {
       const responses = ctx.mcpReq.inputResponses ?? {};
+      for (const [key, value] of Object.entries(responses)) {
+        // An answer is journaled like a step result, so it obeys the same size limit.
+        if (new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength > MAX_STEP_RESULT_BYTES) {
+          throw new ProtocolError(
+            ErrorCodes.InvalidParams,
+            `input response "${key}" is larger than ${MAX_STEP_RESULT_BYTES} bytes`,
+          );
+        }
+      }
       const updated = await this.#tasksRuntime(ctx).runners.update(this.#access(taskId, ctx), responses);
       if (!updated) throw unknownTask();
       return {};

@@ -290,7 +290,11 @@ class StepEngine {
       sleep: (name, duration: Duration) => this.sleepStep(name, () => this.host.now() + toMilliseconds(duration)),
       sleepUntil: (name, until) => this.sleepStep(name, () => +until),
       elicit: (name, request: ElicitRequest, options) =>
-        this.inputStep(name, { method: "elicitation/create", params: request }, options) as Promise<ElicitResult>,
+        this.inputStep(
+          name,
+          { method: "elicitation/create", params: { mode: "form", ...request } },
+          options,
+        ) as Promise<ElicitResult>,
       requestInput: (name, request, options) => this.inputStep(name, request, options),
       status: async (message, options) => {
         // Replays stay silent: only a run that has passed every journaled step reports status.

@@ -76,7 +76,11 @@ describe("tasks/update and tasks/cancel", () => {
     expect(task.inputRequests).toEqual({
       ok: {
         method: "elicitation/create",
-        params: { message: "Proceed?", requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } } },
+        params: {
+          mode: "form",
+          message: "Proceed?",
+          requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } },
+        },
       },
     });
     const ack = await rpc("tasks/update", {
@@ -86,6 +90,18 @@ describe("tasks/update and tasks/cancel", () => {
     expect(ack.body.result).toEqual({ resultType: "complete", _meta: expect.any(Object) });
     const done = await pollTask(created.taskId, final);
     expect(done.result.content[0].text).toBe("accept");
+  });
+
+  it("refuses an answer too large to journal, leaving the task waiting", async () => {
+    const { created } = await callTaskUntil("confirm", {}, (t) => t.status === "input_required");
+    const huge = { action: "accept", content: { ok: true, padding: "x".repeat(1_100_000) } };
+    const reply = await rpc("tasks/update", { taskId: created.taskId, inputResponses: { ok: huge } });
+    expect(reply.body.error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/"ok" is larger than 1048576 bytes/),
+    });
+    const task = await rpc("tasks/get", { taskId: created.taskId });
+    expect(task.body.result).toMatchObject({ status: "input_required", inputRequests: { ok: expect.any(Object) } });
   });
 
   it("cancels with an empty ack, idempotently", async () => {
