@@ -56,6 +56,24 @@ export function rpcRequest(method: string, params: Record<string, unknown> = {},
   return new Request("http://fixture.test/mcp", { method: "POST", headers, body });
 }
 
+/** Reads SSE `data:` frames as they arrive. */
+export async function* sseFrames(response: Response): AsyncGenerator<Record<string, any>> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const event = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = event.split("\n").find((line) => line.startsWith("data: "));
+      if (data) yield JSON.parse(data.slice(6));
+    }
+  }
+}
+
 export async function rpc(
   method: string,
   params: Record<string, unknown> = {},

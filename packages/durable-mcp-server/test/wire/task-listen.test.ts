@@ -1,25 +1,7 @@
 import { runInDurableObject, SELF } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { callTaskUntil, rpc, rpcRequest } from "../jsonrpc.js";
-
-/** Reads SSE `data:` frames as they arrive. */
-async function* frames(response: Response): AsyncGenerator<Record<string, any>> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return;
-    buffer += value;
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const event = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = event.split("\n").find((line) => line.startsWith("data: "));
-      if (data) yield JSON.parse(data.slice(6));
-    }
-  }
-}
+import { callTaskUntil, rpc, rpcRequest, sseFrames } from "../jsonrpc.js";
 
 describe("subscriptions/listen for task ids", () => {
   it("acknowledges owned ids only, pushes every change, and ends once the task is final", async () => {
@@ -32,7 +14,7 @@ describe("subscriptions/listen for task ids", () => {
     );
     const response = await SELF.fetch(listen);
     expect(response.headers.get("content-type")).toContain("text/event-stream");
-    const stream = frames(response);
+    const stream = sseFrames(response);
 
     const ack = (await stream.next()).value!;
     expect(ack).toEqual({
@@ -78,7 +60,7 @@ describe("subscriptions/listen for task ids", () => {
     const response = await SELF.fetch(
       rpcRequest("subscriptions/listen", { notifications: { taskIds: [created.taskId] } }, { id: 7 }),
     );
-    const stream = frames(response);
+    const stream = sseFrames(response);
     expect((await stream.next()).value!.method).toBe("notifications/subscriptions/acknowledged");
     expect((await stream.next()).value!.params.status).toBe("input_required");
     const namespace = (env as unknown as { MCP_TASK_RUNNER: DurableObjectNamespace }).MCP_TASK_RUNNER;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { callTaskUntil, final, pollTask, rpc } from "../jsonrpc.js";
+import { SELF } from "cloudflare:test";
+import { callTaskUntil, final, pollTask, rpc, rpcRequest } from "../jsonrpc.js";
 
 describe("tools/call of a task tool", () => {
   it("returns a flat CreateTaskResult that tasks/get resolves at once, then the completed result", async () => {
@@ -165,8 +166,6 @@ describe("errors and isolation", () => {
   });
 
   it("refuses a request without credentials through the authenticate hook", async () => {
-    const { SELF } = await import("cloudflare:test");
-    const { rpcRequest } = await import("../jsonrpc.js");
     const response = await SELF.fetch(rpcRequest("server/discover", {}, { principal: null }));
     expect(response.status).toBe(401);
   });
@@ -174,8 +173,6 @@ describe("errors and isolation", () => {
 
 describe("malformed requests", () => {
   it("answers each with the spec's error and creates nothing", async () => {
-    const { SELF } = await import("cloudflare:test");
-    const { rpcRequest } = await import("../jsonrpc.js");
     const cases: Array<[string, Request, number, number]> = [
       ["unknown tool", rpcRequest("tools/call", { name: "nope", arguments: {} }), 200, -32602],
       ["tasks/get without taskId", rpcRequest("tasks/get", {}), 200, -32602],
