@@ -11,7 +11,16 @@ out="$root/results/conformance"
 state="$(mktemp -d)"
 rm -rf "$out" && mkdir -p "$out"
 
-if curl -s -m 2 -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null; then
+# Probes use Node's fetch (no curl on a bare machine): exit 0 when $1 answers at all, or answers OK with a body.
+probe() {
+  node -e 'const [url, body] = process.argv.slice(1);
+    const init = body ? { method: "POST", body, headers: { "content-type": "application/json",
+      "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover" } } : {};
+    fetch(url, { ...init, signal: AbortSignal.timeout(2000) })
+      .then((r) => process.exit(body && !r.ok ? 1 : 0), () => process.exit(1));' "$@"
+}
+
+if probe "http://127.0.0.1:$port/"; then
   echo "conformance: something already listens on 127.0.0.1:$port; set CONFORMANCE_PORT" >&2
   exit 1
 fi
@@ -29,8 +38,7 @@ trap stop EXIT
 
 discover='{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
 for _ in $(seq 1 120); do
-  if curl -fsS -o /dev/null -X POST "$url" -H 'content-type: application/json' -H 'mcp-protocol-version: 2026-07-28' \
-    -H 'mcp-method: server/discover' -d "$discover" 2>/dev/null; then
+  if probe "$url" "$discover"; then
     ready=1
     break
   fi
