@@ -17,9 +17,9 @@ const createServer = () => {
   server.registerTask(
     "slow_compute",
     {
+      // The default fallback ("wait"): clients without the extension get the result inline, or a handle.
       description: "Works for `seconds`; runs as a task when the client supports tasks, inline otherwise",
       inputSchema: z.object({ seconds: z.number().min(0).max(3600), label: z.string().optional() }),
-      taskSupport: "optional",
       pollInterval: 200,
     },
     async ({ seconds, label }, step) => {
@@ -31,7 +31,7 @@ const createServer = () => {
 
   server.registerTask(
     "failing_job",
-    { description: "Always ends in a tool error", inputSchema: z.object({}), pollInterval: 200 },
+    { description: "Always ends in a tool error", inputSchema: z.object({}), fallback: "refuse", pollInterval: 200 },
     async (_input, step) => {
       await step.sleep("warm-up", 300);
       throw new Error("failing_job always fails");
@@ -40,7 +40,12 @@ const createServer = () => {
 
   server.registerTask(
     "protocol_error_job",
-    { description: "Always ends failed with a JSON-RPC error", inputSchema: z.object({}), pollInterval: 200 },
+    {
+      description: "Always ends failed with a JSON-RPC error",
+      inputSchema: z.object({}),
+      fallback: "refuse",
+      pollInterval: 200,
+    },
     async () => {
       throw new TaskProtocolError(-32603, "protocol_error_job: internal error");
     },
@@ -48,7 +53,12 @@ const createServer = () => {
 
   server.registerTask(
     "confirm_delete",
-    { description: "Asks before deleting a file", inputSchema: z.object({ filename: z.string() }), pollInterval: 200 },
+    {
+      description: "Asks before deleting a file",
+      inputSchema: z.object({ filename: z.string() }),
+      fallback: "refuse",
+      pollInterval: 200,
+    },
     async ({ filename }, step) => {
       const answer = await step.elicit("confirm", {
         message: `Delete ${filename}?`,
@@ -61,7 +71,7 @@ const createServer = () => {
 
   server.registerTask(
     "multi_input",
-    { description: "Asks two questions at once", inputSchema: z.object({}), pollInterval: 100 },
+    { description: "Asks two questions at once", inputSchema: z.object({}), fallback: "refuse", pollInterval: 100 },
     async (_input, step) => {
       const schema = lenient({ name: { type: "string" }, confirm: { type: "boolean" } });
       const [first, second] = await Promise.all([
@@ -77,6 +87,7 @@ const createServer = () => {
     {
       description: "Asks for a name in a synchronous input round, then runs a task with it",
       inputSchema: z.object({ name: z.string().optional() }),
+      fallback: "refuse",
       pollInterval: 200,
       beforeStart: (input, ctx: ServerContext) => {
         const answer = ctx.mcpReq.inputResponses?.user_name as

@@ -1,6 +1,13 @@
 // The public surface of durable-mcp-server. Everything not exported here is internal.
 export { McpServer } from "./server/mcp-server.js";
-export type { TaskConfig, TaskHandler, TaskHandlerResult } from "./server/mcp-server.js";
+export type {
+  DurableMcpServerOptions,
+  FallbackPolicy,
+  TaskConfig,
+  TaskHandler,
+  TaskHandlerResult,
+  TaskServerOptions,
+} from "./server/mcp-server.js";
 export { durableMcp } from "./routing/durable-mcp.js";
 export type { Authenticate, Caller, DurableMcpOptions } from "./routing/durable-mcp.js";
 export type { Duration } from "./steps/duration.js";
@@ -22,5 +29,7 @@ export {
   StepTimeoutError,
   TaskProtocolError,
 } from "./errors/errors.js";
+export { RepairableError } from "./errors/envelope.js";
+export type { ErrorEnvelope, ErrorEnvelopeCode } from "./errors/envelope.js";
 export { TASKS_EXTENSION } from "./wire/protocol.js";
 export type { CreateTaskResult, DetailedTask, GetTaskResult, Task } from "./wire/task-shapes.js";

@@ -36,8 +36,12 @@ export class RunnerClient {
     return this.call(access.taskId, (runner) => runner.cancel(access));
   }
 
-  awaitFinal(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null> {
-    return this.call(access.taskId, (runner) => runner.awaitFinal(access, timeoutMs));
+  inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null> {
+    return this.call(access.taskId, (runner) => runner.inspect(access));
+  }
+
+  awaitSettled(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null> {
+    return this.call(access.taskId, (runner) => runner.awaitSettled(access, timeoutMs));
   }
 
   watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null> {

@@ -1,13 +1,20 @@
 import { DurableObject } from "cloudflare:workers";
 import { ErrorCodes } from "../errors/codes.js";
 import { describeError, TaskProtocolError, type JsonRpcErrorObject } from "../errors/errors.js";
-import { toToolErrorResult, toToolResult } from "../errors/tool-results.js";
+import { envelopeFor, toolErrorResult, toToolResult } from "../errors/envelope.js";
 import { runWithJournal, type RunOutcome } from "../steps/engine.js";
 import { StepJournal } from "../steps/journal.js";
 import { toDetailedTask, toTask, type DetailedTask, type Task } from "../wire/task-shapes.js";
 import { hasSchema, migrate } from "./schema.js";
 import type { TaskRegistry } from "./task-definition.js";
-import { FINAL_STATUSES, TaskStore, type Ending, type NewTask, type TaskRecord } from "./task-store.js";
+import {
+  FINAL_STATUSES,
+  TaskStore,
+  type Ending,
+  type NewTask,
+  type TaskRecord,
+  type TaskStatus,
+} from "./task-store.js";
 
 export interface TaskRunnerOptions<Env> {
   /** Builds the author's server; the runner looks task handlers up in it by tool name. */
@@ -38,8 +45,10 @@ export interface TaskRunnerRpc {
   update(access: TaskAccess, responses: Record<string, unknown>): Promise<{ accepted: string[] } | null>;
   /** The first ending wins; cancelling again is a no-op. */
   cancel(access: TaskAccess): Promise<boolean>;
-  /** Resolves with the task once it is final, or as it stands after `timeoutMs`. */
-  awaitFinal(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null>;
+  /** The task plus the tool that created it, for views that name the tool. */
+  inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null>;
+  /** Resolves once the task is final or waits for input, or as it stands after `timeoutMs`. */
+  awaitSettled(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null>;
   /** The task as newline-delimited JSON, now and after every change, until it is final. */
   watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null>;
 }
@@ -124,11 +133,16 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       return true;
     }
 
-    /** Resolves with the task once it is final, or as it stands when `timeoutMs` runs out. */
-    async awaitFinal(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null> {
+    async inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null> {
+      const record = this.owned(access);
+      return record ? { tool: record.tool, task: this.detailed(record) } : null;
+    }
+
+    /** Resolves once the task is final or waits for input, or as it stands when `timeoutMs` runs out. */
+    async awaitSettled(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null> {
       const record = this.owned(access);
       if (!record) return null;
-      if (FINAL_STATUSES.has(record.status)) return this.detailed(record);
+      if (settled(record.status)) return this.detailed(record);
       return new Promise<DetailedTask>((resolve) => {
         const done = (task: DetailedTask) => {
           clearTimeout(timer);
@@ -136,7 +150,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           resolve(task);
         };
         const listener: TaskListener = (task) => {
-          if (FINAL_STATUSES.has(task.status)) done(task);
+          if (settled(task.status)) done(task);
         };
         const timer = setTimeout(() => {
           const current = this.store.read();
@@ -245,7 +259,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
               tool: record.tool,
               error: describeError(outcome.error),
             });
-            this.finish({ status: "completed", result: toToolErrorResult(outcome.error) });
+            const envelope = envelopeFor(outcome.error, this.journal.completedSteps());
+            this.finish({ status: "completed", result: toolErrorResult(envelope) });
           }
           return;
         case "diverged":
@@ -334,6 +349,11 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       this.ready = false;
     }
   };
+}
+
+/** Settled: nothing more happens without the client (final, or waiting for an answer). */
+function settled(status: TaskStatus): boolean {
+  return status === "input_required" || FINAL_STATUSES.has(status);
 }
 
 function rpcError(error: TaskProtocolError): JsonRpcErrorObject {

@@ -21,6 +21,8 @@ import { toMilliseconds, type Duration } from "../steps/duration.js";
 import { MAX_STEP_RESULT_BYTES } from "../steps/engine.js";
 import type { Step } from "../steps/types.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
+import { registerFacadeTools } from "../fallback/facade-tools.js";
+import { facadeNames, taskViewResult, type FacadeNames } from "../fallback/task-view.js";
 
 type InferOutput<S extends StandardSchemaWithJSON> = StandardSchemaWithJSON.InferOutput<S>;
 
@@ -42,13 +44,10 @@ export interface TaskConfig<S extends StandardSchemaWithJSON> {
   ttl?: Duration | null;
   /** The polling interval suggested to clients (`pollIntervalMs`). */
   pollInterval?: Duration;
-  /**
-   * "required" (default): a request that does not declare the Tasks extension gets -32021.
-   * "optional": such a request gets the tool result inline; the work still runs on its TaskRunner, and the
-   * call waits up to `inlineWait` for it.
-   */
-  taskSupport?: "required" | "optional";
-  inlineWait?: Duration;
+  /** How a request that does not declare the Tasks extension is served; defaults to the server's `tasks.fallback`. */
+  fallback?: FallbackPolicy;
+  /** With `fallback: "wait"`: how long the call waits for the result. Defaults to the server's `tasks.waitFor`. */
+  waitFor?: Duration;
   /**
    * Runs at `tools/call` before the task exists. Return `inputRequired(...)` to ask the client first, in the
    * same request/response round trip (multi-round-trip requests); return `{ input }` to start the task with a
@@ -64,13 +63,35 @@ export interface TaskConfig<S extends StandardSchemaWithJSON> {
     | void;
 }
 
+/**
+ * How a task tool serves a request that does not declare the Tasks extension (2025-era clients, and 2026-era ones
+ * without it). None of them ever receives a CreateTaskResult.
+ * - "refuse": -32021, as the spec requires for task-only tools;
+ * - "handle": start the task and return an ordinary CallToolResult carrying the task handle and what to do next
+ *   (poll, answer, cancel through the facade tools);
+ * - "wait": start the task and wait up to `waitFor` for it; return its result if it finished, else the handle.
+ */
+export type FallbackPolicy = "refuse" | "handle" | "wait";
+
+/** Server-wide task settings, passed as `new McpServer(info, { tasks: { … } })`. */
+export interface TaskServerOptions {
+  /** Default fallback policy of this server's task tools. Default "wait". */
+  fallback?: FallbackPolicy;
+  /** Default wait of the "wait" policy. Default 20 seconds, safely under common 60 s client timeouts. */
+  waitFor?: Duration;
+  /** Prefix of the facade tools (`<prefix>_get`, `_respond`, `_cancel`). Default "durable_task". */
+  facadePrefix?: string;
+}
+
+export type DurableMcpServerOptions = McpServerOptions & { tasks?: TaskServerOptions };
+
 const DEFAULT_TTL_MS = 3_600_000;
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
-const DEFAULT_INLINE_WAIT_MS = 25_000;
+const DEFAULT_WAIT_FOR_MS = 20_000;
 
 interface RegisteredTask extends TaskDefinition {
-  taskSupport: "required" | "optional";
-  inlineWaitMs: number;
+  fallback: FallbackPolicy;
+  waitForMs: number;
   beforeStart?: (input: unknown, ctx: ServerContext) => Promise<unknown> | unknown;
 }
 
@@ -93,14 +114,22 @@ const taskIdParams = z.object({ taskId: z.string() });
  */
 export class McpServer extends SdkMcpServer implements TaskRegistry {
   readonly #tasks = new Map<string, RegisteredTask>();
+  readonly #defaults: { fallback: FallbackPolicy; waitForMs: number };
+  readonly #facade: FacadeNames;
+  #facadeRegistered = false;
   #runtime: TaskRuntime | undefined;
 
-  constructor(serverInfo: Implementation, options: McpServerOptions = {}) {
+  constructor(serverInfo: Implementation, { tasks, ...options }: DurableMcpServerOptions = {}) {
     super(serverInfo, {
       ...options,
       // Declaring tools here installs the SDK's tools/call handler now, so it can be wrapped below.
       capabilities: mergeCapabilities(options.capabilities ?? {}, { tools: {}, extensions: { [TASKS_EXTENSION]: {} } }),
     });
+    this.#defaults = {
+      fallback: tasks?.fallback ?? "wait",
+      waitForMs: toMilliseconds(tasks?.waitFor ?? DEFAULT_WAIT_FOR_MS),
+    };
+    this.#facade = facadeNames(tasks?.facadePrefix ?? "durable_task");
     const handlers = (this.server as unknown as { _requestHandlers: Map<string, ToolsCallHandler> })._requestHandlers;
     const sdkToolsCall = handlers.get("tools/call");
     if (!sdkToolsCall) throw new Error("the MCP SDK did not install its tools/call handler");
@@ -144,14 +173,15 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
   registerTask<S extends StandardSchemaWithJSON>(name: string, config: TaskConfig<S>, handler: TaskHandler<S>): void {
     if (this.#tasks.has(name)) throw new Error(`a task named "${name}" is already registered`);
     const schema = config.inputSchema;
+    const fallback = config.fallback ?? this.#defaults.fallback;
     this.#tasks.set(name, {
       name,
       parseInput: (args) => validateSync(schema, args),
       handler: (input, step) => handler(input as InferOutput<S>, step),
       ttlMs: config.ttl === null ? null : toMilliseconds(config.ttl ?? DEFAULT_TTL_MS),
       pollIntervalMs: toMilliseconds(config.pollInterval ?? DEFAULT_POLL_INTERVAL_MS),
-      taskSupport: config.taskSupport ?? "required",
-      inlineWaitMs: toMilliseconds(config.inlineWait ?? DEFAULT_INLINE_WAIT_MS),
+      fallback,
+      waitForMs: config.waitFor === undefined ? this.#defaults.waitForMs : toMilliseconds(config.waitFor),
       beforeStart: config.beforeStart as RegisteredTask["beforeStart"],
     });
     // Listed through the SDK so tools/list shows the schema; calls never reach this callback (see constructor).
@@ -162,12 +192,17 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
         description: config.description,
         inputSchema: schema,
         annotations: config.annotations,
-        _meta: { ...config._meta, [TASKS_EXTENSION]: { taskSupport: config.taskSupport ?? "required" } },
+        _meta: { ...config._meta, [TASKS_EXTENSION]: { taskSupport: fallback === "refuse" ? "required" : "optional" } },
       },
       (() => {
         throw new Error(`task tool "${name}" was called outside the task runtime`);
       }) as never,
     );
+    // The facade tools appear once some task can hand a handle to a client without the extension.
+    if (fallback !== "refuse" && !this.#facadeRegistered) {
+      this.#facadeRegistered = true;
+      registerFacadeTools(this, this.#facade, () => this.#boundRuntime());
+    }
   }
 
   getTaskDefinition(name: string): TaskDefinition | undefined {
@@ -182,11 +217,10 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
 
   async #callTask(task: RegisteredTask, args: unknown, ctx: ServerContext): Promise<unknown> {
     const declared = declaresTasks(ctx.mcpReq.envelope);
-    if (!declared && task.taskSupport === "required") {
-      // The seam for a per-task fallback policy: today a non-declaring client is refused.
+    if (!declared && task.fallback === "refuse") {
       throw new MissingRequiredClientCapabilityError(REQUIRED_TASKS_CAPABILITY);
     }
-    const runtime = this.#tasksRuntime(ctx, false);
+    const runtime = this.#boundRuntime();
     const parsed = task.parseInput(args ?? {});
     if (!parsed.ok) {
       return { content: [{ type: "text", text: `Input validation error: ${parsed.message}` }], isError: true };
@@ -197,36 +231,34 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       if (isInputRequiredResult(prepared)) return prepared;
       if (prepared && typeof prepared === "object" && "input" in prepared) input = prepared.input;
     }
-    const taskId = newTaskId();
+    const access = { taskId: newTaskId(), principal: runtime.principal };
     const created = await runtime.runners.create({
-      taskId,
-      principal: runtime.principal,
+      ...access,
       tool: task.name,
       input: JSON.stringify(input ?? null),
       ttlMs: task.ttlMs,
       pollIntervalMs: task.pollIntervalMs,
     });
     if (declared) return { ...created, resultType: "task" };
-    // Optional task support and a client without the extension: it never sees the task, only its result.
-    const final = await runtime.runners.awaitFinal({ taskId, principal: runtime.principal }, task.inlineWaitMs);
-    if (final?.status === "completed" && final.result) return final.result;
-    if (final?.status === "failed" && final.error)
-      throw new ProtocolError(final.error.code, final.error.message, final.error.data);
-    return {
-      content: [
-        {
-          type: "text",
-          text: `"${task.name}" did not finish within ${task.inlineWaitMs} ms (status ${final?.status}).`,
-        },
-      ],
-      isError: true,
-    };
+    // A client without the extension never sees a task: it gets the result, or a handle it can follow with
+    // the facade tools.
+    const settled =
+      task.fallback === "wait"
+        ? await runtime.runners.awaitSettled(access, task.waitForMs)
+        : await runtime.runners.get(access);
+    if (!settled) throw new Error(`task ${access.taskId} vanished right after it was created`);
+    return taskViewResult(settled, task.name, this.#facade);
   }
 
-  #tasksRuntime(ctx: ServerContext, requireDeclared = true): TaskRuntime {
-    if (requireDeclared && !declaresTasks(ctx.mcpReq.envelope)) {
+  /** The runtime of a `tasks/*` request, which must declare the extension. */
+  #tasksRuntime(ctx: ServerContext): TaskRuntime {
+    if (!declaresTasks(ctx.mcpReq.envelope)) {
       throw new MissingRequiredClientCapabilityError(REQUIRED_TASKS_CAPABILITY);
     }
+    return this.#boundRuntime();
+  }
+
+  #boundRuntime(): TaskRuntime {
     if (!this.#runtime) {
       throw new Error("this McpServer is not served by durableMcp(): task tools need a TaskRunner binding");
     }

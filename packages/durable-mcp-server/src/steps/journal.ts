@@ -106,8 +106,12 @@ export class StepJournal {
     return row.wake;
   }
 
-  count(): number {
-    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM steps").one().n;
+  /** Names of the `do` steps that finished, in order: what already succeeded. */
+  completedSteps(): string[] {
+    return this.sql
+      .exec<{ name: string }>("SELECT name FROM steps WHERE kind = 'do' AND state = 'done' ORDER BY seq")
+      .toArray()
+      .map((row) => row.name);
   }
 }
 

@@ -88,6 +88,40 @@ describe("task record", () => {
     expect(await started.stub.get(started.access)).toEqual(done);
   });
 
+  it("reports a failed step with what already succeeded", async () => {
+    const started = await startTask("fails_late");
+    const task = await waitForTask(started, isFinal);
+    expect(task.result).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: {
+          code: "step_failed",
+          retryable: false,
+          partial: { completedSteps: ["fetch", "parse"] },
+          details: { step: "upload" },
+        },
+      },
+    });
+  });
+
+  it("passes a handler's RepairableError through intact", async () => {
+    const started = await startTask("repairable");
+    const task = await waitForTask(started, isFinal);
+    expect(task.status).toBe("completed");
+    expect(task.result).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: {
+          code: "quota_exceeded",
+          message: "the report quota is used up",
+          retryable: true,
+          recoveryHint: "try again after midnight UTC",
+          param: "pages",
+        },
+      },
+    });
+  });
+
   it("ends failed with the JSON-RPC error a handler raises as a protocol error", async () => {
     const started = await startTask("protocol_failure");
     const task = await waitForTask(started, isFinal);

@@ -31,7 +31,13 @@ describe("step.do", () => {
     expect(task.result).toMatchObject({
       isError: true,
       structuredContent: {
-        error: { name: "StepFailedError", step: "flaky", attempts: 2, cause: "Error", message: "boom 2" },
+        error: {
+          code: "step_failed",
+          message: "boom 2",
+          retryable: true,
+          recoveryHint: expect.stringMatching(/failed 2 times/),
+          details: { step: "flaky", attempts: 2, cause: "Error" },
+        },
       },
     });
     expect(await started.probe.count("runs")).toBe(2);
@@ -40,7 +46,10 @@ describe("step.do", () => {
   it("fails at once on NonRetryableError", async () => {
     const started = await startTask("non_retryable");
     const task = await waitForTask(started, isFinal);
-    expect(task.result).toMatchObject({ isError: true, structuredContent: { error: { cause: "NonRetryableError" } } });
+    expect(task.result).toMatchObject({
+      isError: true,
+      structuredContent: { error: { code: "step_failed", retryable: false, details: { cause: "NonRetryableError" } } },
+    });
     expect(await started.probe.count("runs")).toBe(1);
   });
 
@@ -58,7 +67,9 @@ describe("step.do", () => {
     const task = await waitForTask(started, isFinal);
     expect(task.result).toMatchObject({
       isError: true,
-      structuredContent: { error: { step: "slow", attempts: 2, cause: "StepTimeoutError" } },
+      structuredContent: {
+        error: { code: "step_failed", details: { step: "slow", attempts: 2, cause: "StepTimeoutError" } },
+      },
     });
   });
 

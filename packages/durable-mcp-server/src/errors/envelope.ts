@@ -1,0 +1,105 @@
+import { describeError, InputTimeoutError, NonRetryableError, StepFailedError, StepResultError } from "./errors.js";
+
+/**
+ * The one repairable error envelope: what went wrong (`code`, `message`), whether repeating the call can work
+ * (`retryable`), what to do instead (`recoveryHint`), which argument was at fault (`param`), and what already
+ * succeeded (`partial`). Facade tools, task results and handlers all speak it, so a model can repair a failure in
+ * one round trip.
+ */
+export interface ErrorEnvelope {
+  code: ErrorEnvelopeCode | (string & {});
+  message: string;
+  retryable: boolean;
+  recoveryHint: string;
+  param?: string;
+  partial?: { cursor?: string | number; completedSteps?: string[] };
+  details?: Record<string, unknown>;
+}
+
+/** The documented codes (see docs/errors.md). Handlers may use their own codes too. */
+export type ErrorEnvelopeCode =
+  | "unknown_task"
+  | "expired"
+  | "invalid_param"
+  | "not_waiting_for_input"
+  | "already_final"
+  | "task_failed"
+  | "task_cancelled"
+  | "step_failed"
+  | "input_timeout"
+  | "handler_error"
+  | "internal";
+
+/** A CallToolResult as the runtime stores and returns it. */
+export interface ToolResult {
+  content: Array<Record<string, unknown>>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  [key: string]: unknown;
+}
+
+/** Thrown by a task handler (or a tool) to end with this envelope, intact, as an `isError` result. */
+export class RepairableError extends Error {
+  override readonly name = "RepairableError";
+  readonly envelope: ErrorEnvelope;
+  constructor(envelope: Omit<ErrorEnvelope, "message"> & { message: string }) {
+    super(envelope.message);
+    this.envelope = { ...envelope };
+  }
+}
+
+/** The envelope for anything a task handler threw. */
+export function envelopeFor(error: unknown, completedSteps: string[] = []): ErrorEnvelope {
+  const partial = completedSteps.length > 0 ? { partial: { completedSteps } } : {};
+  if (error instanceof RepairableError) return { ...partial, ...error.envelope };
+  if (error instanceof InputTimeoutError) {
+    return {
+      code: "input_timeout",
+      message: error.message,
+      retryable: true,
+      recoveryHint: "Start the task again and answer its question before the timeout.",
+      details: { step: error.step },
+      ...partial,
+    };
+  }
+  if (error instanceof StepFailedError) {
+    const permanent = error.causeName === NonRetryableError.name || error.causeName === StepResultError.name;
+    return {
+      code: "step_failed",
+      message: error.message,
+      retryable: !permanent,
+      recoveryHint: permanent
+        ? `Step "${error.step}" cannot succeed with this input; change the arguments before starting the task again.`
+        : `Step "${error.step}" failed ${error.attempts} times; starting the task again may work once the cause is fixed.`,
+      details: { step: error.step, attempts: error.attempts, cause: error.causeName },
+      ...partial,
+    };
+  }
+  const { name, message } = describeError(error);
+  return {
+    code: "handler_error",
+    message,
+    retryable: false,
+    recoveryHint: "The tool failed; read the message before trying again with different arguments.",
+    details: { name },
+    ...partial,
+  };
+}
+
+/** An `isError` tool result carrying the envelope as data and as one line of text. */
+export function toolErrorResult(envelope: ErrorEnvelope): ToolResult {
+  return {
+    content: [{ type: "text", text: `Error ${envelope.code}: ${envelope.message} ${envelope.recoveryHint}` }],
+    structuredContent: { error: envelope },
+    isError: true,
+  };
+}
+
+/** Passes a handler's CallToolResult through; any other value becomes JSON text content. */
+export function toToolResult(value: unknown): ToolResult {
+  if (typeof value === "object" && value !== null && Array.isArray((value as ToolResult).content)) {
+    return value as ToolResult;
+  }
+  const text = value === undefined ? "" : JSON.stringify(value);
+  return { content: [{ type: "text", text }] };
+}

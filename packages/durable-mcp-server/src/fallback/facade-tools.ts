@@ -1,0 +1,157 @@
+import type { McpServer as SdkMcpServer } from "@modelcontextprotocol/server";
+import * as z from "zod";
+import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
+import { isTaskIdShape } from "../ids.js";
+import type { TaskAccess } from "../runner/task-runner.js";
+import type { RunnerClient } from "../routing/runner-client.js";
+import { checkElicitAnswer } from "./answers.js";
+import { taskViewResult, type FacadeNames } from "./task-view.js";
+
+export interface FacadeRuntime {
+  principal: string;
+  runners: RunnerClient;
+}
+
+const taskIdArgument = z.string().describe("The taskId a task tool handed out");
+
+/**
+ * Registers the facade tools through which a client that does not speak the Tasks extension drives a task with
+ * ordinary tool calls: get (poll), respond (answer its questions), cancel. Same principal binding as `tasks/*`.
+ */
+export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, runtime: () => FacadeRuntime): void {
+  server.registerTool(
+    names.get,
+    {
+      title: "Check on a background task",
+      description:
+        "Returns the state of a background task started by another tool: its result once finished, its questions " +
+        "when it waits for an answer, otherwise its progress and when to check again.",
+      inputSchema: z.object({ taskId: taskIdArgument }),
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ taskId }) => {
+      const found = await inspect(runtime(), taskId);
+      return (found.ok ? taskViewResult(found.task, found.tool, names) : found.error) as never;
+    },
+  );
+
+  server.registerTool(
+    names.respond,
+    {
+      title: "Answer a background task's question",
+      description:
+        "Answers the questions a background task is waiting on. `answers` maps each question key to " +
+        '{"action": "accept", "content": {...}} (content must match the question\'s schema) or {"action": "decline"}.',
+      inputSchema: z.object({
+        taskId: taskIdArgument,
+        answers: z.record(z.string(), z.unknown()).describe("Question key → {action, content}"),
+      }),
+      annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ taskId, answers }) => {
+      const caller = runtime();
+      const found = await inspect(caller, taskId);
+      if (!found.ok) return found.error as never;
+      const pending = found.task.inputRequests ?? {};
+      if (found.task.status !== "input_required" || Object.keys(pending).length === 0) {
+        return envelopeResult({
+          code: "not_waiting_for_input",
+          message: `Task ${taskId} is ${found.task.status} and is not waiting for an answer.`,
+          retryable: false,
+          recoveryHint: `Call ${names.get} to see what the task is doing.`,
+        }) as never;
+      }
+      const problem = checkAnswers(answers, pending);
+      if (problem) return envelopeResult(problem) as never;
+      await caller.runners.update(access(caller, taskId), answers);
+      const after = await inspect(caller, taskId);
+      return (after.ok ? taskViewResult(after.task, after.tool, names) : after.error) as never;
+    },
+  );
+
+  server.registerTool(
+    names.cancel,
+    {
+      title: "Cancel a background task",
+      description: "Asks a background task to stop. A task that already finished keeps its result.",
+      inputSchema: z.object({ taskId: taskIdArgument }),
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async ({ taskId }) => {
+      const caller = runtime();
+      const found = await inspect(caller, taskId);
+      if (!found.ok) return found.error as never;
+      if (["completed", "failed", "cancelled"].includes(found.task.status)) {
+        return envelopeResult({
+          code: "already_final",
+          message: `Task ${taskId} already ended ${found.task.status}; nothing was changed.`,
+          retryable: false,
+          recoveryHint: `Call ${names.get} for its outcome.`,
+        }) as never;
+      }
+      await caller.runners.cancel(access(caller, taskId));
+      const after = await inspect(caller, taskId);
+      return (after.ok ? taskViewResult(after.task, after.tool, names) : after.error) as never;
+    },
+  );
+}
+
+function access(caller: FacadeRuntime, taskId: string): TaskAccess {
+  return { taskId, principal: caller.principal };
+}
+
+async function inspect(caller: FacadeRuntime, taskId: string) {
+  const found = isTaskIdShape(taskId) ? await caller.runners.inspect(access(caller, taskId)) : null;
+  if (found) return { ok: true as const, ...found };
+  return {
+    ok: false as const,
+    error: envelopeResult({
+      code: "unknown_task",
+      message: `No task ${JSON.stringify(taskId)} is visible to you.`,
+      retryable: false,
+      recoveryHint:
+        "Check the taskId. Tasks are visible only to whoever started them and are deleted after they expire; start the tool again if the work is still needed.",
+      param: "taskId",
+    }),
+  };
+}
+
+function envelopeResult(envelope: ErrorEnvelope): ToolResult {
+  return toolErrorResult(envelope);
+}
+
+/** Every answer must be for a pending key, shaped `{action, content?}`, with content matching its schema. */
+function checkAnswers(
+  answers: Record<string, unknown>,
+  pending: Record<string, { method: string; params: Record<string, unknown> }>,
+): ErrorEnvelope | null {
+  const keys = Object.keys(answers);
+  const invalid = (param: string, message: string): ErrorEnvelope => ({
+    code: "invalid_param",
+    message,
+    retryable: true,
+    recoveryHint: `Fix ${param} and call again. Pending questions: ${Object.keys(pending).join(", ")}.`,
+    param,
+  });
+  if (keys.length === 0) return invalid("answers", "answers is empty");
+  for (const key of keys) {
+    const request = pending[key];
+    if (!request) return invalid(`answers.${key}`, `the task is not asking "${key}"`);
+    const answer = answers[key] as { action?: unknown; content?: unknown } | null;
+    if (
+      typeof answer !== "object" ||
+      answer === null ||
+      !["accept", "decline", "cancel"].includes(answer.action as string)
+    ) {
+      return invalid(`answers.${key}.action`, 'each answer needs "action": "accept", "decline" or "cancel"');
+    }
+    if (answer.action === "accept" && request.method === "elicitation/create") {
+      const problem = checkElicitAnswer(request.params.requestedSchema, answer.content ?? {});
+      if (problem) {
+        const path = problem.path ? `answers.${key}.content.${problem.path}` : `answers.${key}.content`;
+        return invalid(path, `${path} ${problem.message}`);
+      }
+    }
+  }
+  return null;
+}

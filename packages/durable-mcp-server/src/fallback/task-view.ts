@@ -1,0 +1,125 @@
+import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
+import { PROGRESS_META, type DetailedTask } from "../wire/task-shapes.js";
+
+/** Names of the facade tools, from their configurable prefix. */
+export interface FacadeNames {
+  get: string;
+  respond: string;
+  cancel: string;
+}
+
+export function facadeNames(prefix: string): FacadeNames {
+  return { get: `${prefix}_get`, respond: `${prefix}_respond`, cancel: `${prefix}_cancel` };
+}
+
+interface Question {
+  key: string;
+  method: string;
+  message?: string;
+  requestedSchema?: unknown;
+}
+
+/**
+ * What a client without the Tasks extension sees of a task: a final task as its own result (or an error
+ * envelope), a live one as a handle whose text tells the model its next call.
+ */
+export function taskViewResult(task: DetailedTask, tool: string, names: FacadeNames): ToolResult {
+  switch (task.status) {
+    case "completed":
+      return { ...(task.result as ToolResult), resultType: undefined, _meta: { taskId: task.taskId } };
+    case "failed":
+      return toolErrorResult(failedEnvelope(task, tool));
+    case "cancelled":
+      return toolErrorResult({
+        code: "task_cancelled",
+        message: `Task ${task.taskId} (${tool}) was cancelled before it finished.`,
+        retryable: false,
+        recoveryHint: `Start ${tool} again if the work is still needed.`,
+      });
+    default:
+      return liveHandle(task, tool, names);
+  }
+}
+
+function liveHandle(task: DetailedTask, tool: string, names: FacadeNames): ToolResult {
+  const taskId = task.taskId;
+  const expiresAt = task.ttlMs === null ? null : new Date(Date.parse(task.createdAt) + task.ttlMs).toISOString();
+  const pollMs = task.pollIntervalMs ?? 1_000;
+  const progress = task._meta?.[PROGRESS_META] as number | undefined;
+  const questions: Question[] = Object.entries(task.inputRequests ?? {}).map(([key, request]) => ({
+    key,
+    method: request.method,
+    message: request.params.message as string | undefined,
+    requestedSchema: request.params.requestedSchema,
+  }));
+  const lines: string[] = [];
+  const state = task.statusMessage ? `: ${task.statusMessage}` : "";
+  const structured: Record<string, unknown> = { taskId, tool, status: task.status, pollIntervalMs: pollMs, expiresAt };
+  if (task.statusMessage) structured.statusMessage = task.statusMessage;
+  if (progress !== undefined) structured.progress = progress;
+  if (questions.length > 0) {
+    structured.questions = questions;
+    structured.next = { tool: names.respond, arguments: { taskId, answers: exampleAnswers(questions) } };
+    lines.push(`Task ${taskId} (${tool}) is waiting for an answer before it can continue${state}.`);
+    for (const question of questions) {
+      lines.push(
+        `Question "${question.key}": ${question.message ?? question.method}` +
+          (question.requestedSchema ? ` Answer schema: ${JSON.stringify(question.requestedSchema)}` : ""),
+      );
+    }
+    lines.push(
+      `Ask the user, then call ${names.respond} with ${JSON.stringify({ taskId, answers: exampleAnswers(questions) })} ` +
+        `(use "action": "decline" to refuse). Then call ${names.get} to follow the task.`,
+    );
+  } else {
+    structured.next = { tool: names.get, arguments: { taskId }, afterMs: pollMs };
+    lines.push(
+      `Task ${taskId} (${tool}) is running in the background${state}` +
+        (progress !== undefined ? ` (${Math.round(progress * 100)}% done)` : "") +
+        ".",
+    );
+    lines.push(
+      `Call ${names.get} with ${JSON.stringify({ taskId })} in about ${Math.max(1, Math.round(pollMs / 1000))} s to check on it.`,
+    );
+  }
+  lines.push(`Do not call ${tool} again for this request: that would start the work over.`);
+  if (expiresAt) lines.push(`The task and its result are kept until ${expiresAt}.`);
+  lines.push(`To stop it, call ${names.cancel} with ${JSON.stringify({ taskId })}.`);
+  return { content: [{ type: "text", text: lines.join("\n") }], structuredContent: structured };
+}
+
+function exampleAnswers(questions: Question[]): Record<string, unknown> {
+  return Object.fromEntries(
+    questions.map((question) => [
+      question.key,
+      { action: "accept", content: exampleContent(question.requestedSchema) },
+    ]),
+  );
+}
+
+function exampleContent(schema: unknown): Record<string, unknown> {
+  const properties =
+    (schema as { properties?: Record<string, { type?: string; enum?: unknown[] }> } | undefined)?.properties ?? {};
+  return Object.fromEntries(
+    Object.entries(properties).map(([name, property]) => [name, property.enum?.[0] ?? `<${property.type ?? "value"}>`]),
+  );
+}
+
+function failedEnvelope(task: DetailedTask, tool: string): ErrorEnvelope {
+  const error = task.error;
+  if ((error?.data as { reason?: string } | undefined)?.reason === "expired") {
+    return {
+      code: "expired",
+      message: `Task ${task.taskId} (${tool}) expired before it finished.`,
+      retryable: false,
+      recoveryHint: `Start ${tool} again if the work is still needed.`,
+    };
+  }
+  return {
+    code: "task_failed",
+    message: error?.message ?? `Task ${task.taskId} (${tool}) failed.`,
+    retryable: false,
+    recoveryHint: `The server could not run ${tool}; report the message rather than retrying as is.`,
+    details: error ? { code: error.code, ...(error.data === undefined ? {} : { data: error.data }) } : undefined,
+  };
+}
