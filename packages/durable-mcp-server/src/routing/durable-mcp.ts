@@ -1,6 +1,7 @@
 import { createMcpHandler, type AuthInfo, type CreateMcpHandlerOptions } from "@modelcontextprotocol/server";
 import { ErrorCodes } from "../errors/codes.js";
 import { JsonRpcError } from "../errors/errors.js";
+import type { TaskEventLevel } from "../task-events.js";
 import { defineTaskRunner } from "../runner/task-runner.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { jsonRpcErrorResponse } from "./responses.js";
@@ -32,6 +33,8 @@ export interface DurableMcpOptions<Env> {
   alarmBudgetMs?: number;
   /** Finished tasks stay readable this long past their TTL before they are purged (default 60 s). */
   purgeGraceMs?: number;
+  /** Which task events are logged as JSON lines: "all" (default), "task" (no per-step start/finish), "none". */
+  events?: TaskEventLevel;
 }
 
 interface RequestBinding<Env> {
@@ -51,6 +54,7 @@ export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: 
     registry: createServer,
     alarmBudgetMs: options.alarmBudgetMs,
     purgeGraceMs: options.purgeGraceMs,
+    events: options.events,
   });
   // The SDK hands the factory the very authInfo object given to fetch (on the 2025 path too, where the Request
   // is rebuilt), so a fresh authInfo per request carries the request's binding.

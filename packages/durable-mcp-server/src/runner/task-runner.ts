@@ -1,11 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { ErrorCodes } from "../errors/codes.js";
-import { describeError, TaskProtocolError, type JsonRpcErrorObject } from "../errors/errors.js";
+import { TaskProtocolError, type JsonRpcErrorObject } from "../errors/errors.js";
 import { envelopeFor, toolErrorResult, toToolResult } from "../errors/envelope.js";
 import { runWithJournal, type RunOutcome } from "../steps/engine.js";
 import { StepJournal } from "../steps/journal.js";
 import { toDetailedTask, toTask, type DetailedTask, type Task } from "../wire/task-shapes.js";
 import { hasSchema, migrate } from "./schema.js";
+import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
 import type { TaskRegistry } from "./task-definition.js";
 import {
   FINAL_STATUSES,
@@ -23,6 +24,8 @@ export interface TaskRunnerOptions<Env> {
   alarmBudgetMs?: number;
   /** How long a finished or expired task stays readable after its TTL, before it is purged. */
   purgeGraceMs?: number;
+  /** Which task events are logged as JSON lines (default "all"). */
+  events?: TaskEventLevel;
 }
 
 const DEFAULT_ALARM_BUDGET_MS = 10 * 60_000;
@@ -63,6 +66,7 @@ export type TaskRunnerClass<Env> = new (ctx: DurableObjectState, env: Env) => Du
 export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>): TaskRunnerClass<Env> {
   const alarmBudgetMs = options.alarmBudgetMs ?? DEFAULT_ALARM_BUDGET_MS;
   const purgeGraceMs = options.purgeGraceMs ?? DEFAULT_PURGE_GRACE_MS;
+  const eventLevel = options.events ?? "all";
 
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
     private store = new TaskStore(this.ctx.storage.sql);
@@ -97,6 +101,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const now = Date.now();
       this.store.insert(task, now);
       await this.ctx.storage.setAlarm(now);
+      taskEventLog(eventLevel, task)("task_created", { ttlMs: task.ttlMs });
       return toTask(this.store.read()!);
     }
 
@@ -115,6 +120,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         .filter(([key, value]) => value !== undefined && this.journal.answerInput(key, JSON.stringify(value), now))
         .map(([key]) => key);
       if (accepted.length > 0) {
+        this.events(record)("input_answered", { keys: accepted.join(",") });
         this.syncInputStatus(now);
         this.wakeRequested = true;
         await this.arm(now);
@@ -192,9 +198,13 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const record = this.store.read();
       if (!record) return;
       const now = Date.now();
-      if (record.purgeAt !== null && now >= record.purgeAt) return this.purge();
+      if (record.purgeAt !== null && now >= record.purgeAt) {
+        this.events(record)("task_purged");
+        return this.purge();
+      }
       const expiresAt = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
       if (expiresAt !== null && now >= expiresAt && !FINAL_STATUSES.has(record.status)) {
+        this.events(record)("task_expired", { ttlMs: record.ttlMs });
         this.finish({
           status: "failed",
           error: {
@@ -225,6 +235,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       this.running = true;
       // The run below reads the journal afresh, so it sees every answer recorded until now.
       this.wakeRequested = false;
+      const event = this.events(record);
+      event("run_started");
       let outcome: RunOutcome;
       try {
         outcome = await runWithJournal(definition.handler, JSON.parse(record.input), {
@@ -238,6 +250,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           inputRequested: () => this.syncInputStatus(Date.now()),
           handoffAt: startedAt + alarmBudgetMs,
           controllers: this.controllers,
+          event,
         });
       } finally {
         this.running = false;
@@ -254,27 +267,22 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           if (outcome.error instanceof TaskProtocolError) {
             this.finish({ status: "failed", error: rpcError(outcome.error) });
           } else {
-            console.warn("task handler failed", {
-              taskId: record.taskId,
-              tool: record.tool,
-              error: describeError(outcome.error),
-            });
             const envelope = envelopeFor(outcome.error, this.journal.completedSteps());
-            this.finish({ status: "completed", result: toolErrorResult(envelope) });
+            this.finish(
+              { status: "completed", result: toolErrorResult(envelope) },
+              { isError: true, code: envelope.code, error: envelope.message },
+            );
           }
           return;
         case "diverged":
-          console.error("task replay diverged", {
-            taskId: record.taskId,
-            tool: record.tool,
-            error: outcome.error.message,
-          });
+          this.events(record)("replay_diverged", { error: outcome.error.message });
           this.finish({ status: "failed", error: rpcError(outcome.error) });
           return;
         case "suspended":
           // An input step may have timed out during the run; the live status follows the pending inputs.
           this.syncInputStatus(Date.now());
           if (outcome.immediate) this.wakeRequested = true;
+          this.events(record)(outcome.immediate ? "run_handed_off" : "run_suspended");
           return;
         case "cancelled":
           return;
@@ -305,8 +313,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       await this.ctx.storage.setAlarm(Math.max(next, Date.now() + 1));
     }
 
-    /** Writes a final status if none was written yet; notifies watchers. Returns whether it won. */
-    private finish(ending: Ending): boolean {
+    /** Writes a final status if none was written yet; notifies watchers and logs it. Returns whether it won. */
+    private finish(ending: Ending, fields: TaskEventFields = {}): boolean {
       const record = this.store.read();
       if (!record) return false;
       const now = Date.now();
@@ -314,7 +322,11 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       // A task without a TTL is kept until someone deletes it; otherwise it goes a grace period after expiry.
       const purgeAt = expiresAt === null ? null : Math.max(expiresAt, now) + purgeGraceMs;
       const won = this.store.end(ending, now, purgeAt);
-      if (won) this.notify();
+      if (won) {
+        this.notify();
+        const event = ending.status === "cancelled" ? "task_cancelled" : "task_finished";
+        this.events(record)(event, { status: ending.status, durationMs: now - record.createdAt, ...fields });
+      }
       return won;
     }
 
@@ -341,6 +353,10 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       if (!record) return;
       const task = this.detailed(record);
       for (const listener of this.listeners) listener(task);
+    }
+
+    private events(record: TaskRecord): TaskEventSink {
+      return taskEventLog(eventLevel, record);
     }
 
     private async purge(): Promise<void> {

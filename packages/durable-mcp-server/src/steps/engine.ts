@@ -7,6 +7,7 @@ import {
   StepResultError,
   StepTimeoutError,
 } from "../errors/errors.js";
+import type { TaskEventSink } from "../task-events.js";
 import { toMilliseconds, type Duration } from "./duration.js";
 import type { StepJournal, StepKind, StepRecord } from "./journal.js";
 import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
@@ -36,6 +37,8 @@ export interface EngineHost {
   handoffAt: number;
   /** Every live AbortController of this run, so that cancel can abort them. */
   controllers: Set<AbortController>;
+  /** Receives one structured event per step transition. */
+  event: TaskEventSink;
 }
 
 export type RunOutcome =
@@ -185,19 +188,25 @@ class StepEngine {
     }
     this.write(base);
     this.inFlight++;
+    const startedAt = this.host.now();
+    this.host.event("step_started", { step: name, attempt });
     try {
       const text = serializeResult(name, await this.attempt(name, fn, attempt, policy.timeoutMs));
       this.write({ ...base, state: "done", result: text });
+      this.host.event("step_finished", { step: name, attempt, durationMs: this.host.now() - startedAt });
       return parseJson(text);
     } catch (error) {
       if (this.settled || this.host.isCancelled()) return this.halt();
       const failed = describeError(error);
+      const durationMs = this.host.now() - startedAt;
       if (error instanceof NonRetryableError || attempt > policy.limit) {
         this.write({ ...base, state: "failed", error: JSON.stringify(failed) });
+        this.host.event("step_failed", { step: name, attempt, durationMs, error: failed.message, cause: failed.name });
         throw stepFailure(this.records.get(name)!);
       }
-      const wakeAt = this.host.now() + retryDelayMs(policy, attempt);
-      this.write({ ...base, state: "waiting", error: JSON.stringify(failed), wakeAt });
+      const delayMs = retryDelayMs(policy, attempt);
+      this.write({ ...base, state: "waiting", error: JSON.stringify(failed), wakeAt: this.host.now() + delayMs });
+      this.host.event("step_retry_scheduled", { step: name, attempt, durationMs, delayMs, error: failed.message });
       return this.park();
     } finally {
       this.inFlight--;
@@ -241,9 +250,13 @@ class StepEngine {
     };
     if (due <= this.host.now()) {
       this.write({ ...record, state: "done" });
+      if (entry !== "new") this.host.event("sleep_finished", { step: name });
       return;
     }
-    if (entry === "new") this.write(record);
+    if (entry === "new") {
+      this.write(record);
+      this.host.event("sleep_started", { step: name, wakeAt: new Date(due).toISOString() });
+    }
     return this.park();
   }
 
@@ -267,6 +280,7 @@ class StepEngine {
         wakeAt,
         request: JSON.stringify(request),
       });
+      this.host.event("input_requested", { step: name, method: request.method });
       this.host.inputRequested();
       return this.park();
     }
@@ -276,6 +290,7 @@ class StepEngine {
       // The timeout is journaled first; an answer arriving later finds the key no longer outstanding.
       const timedOut = new InputTimeoutError(name);
       this.write({ ...entry, state: "failed", error: JSON.stringify(describeError(timedOut)) });
+      this.host.event("input_timed_out", { step: name });
       throw timedOut;
     }
     return this.park();

@@ -1,0 +1,53 @@
+/**
+ * Structured task events: one JSON log line each, carrying the task id, tool, step and attempt, so that
+ * `wrangler tail` or Workers Logs can follow one task (filter on `taskId`).
+ */
+export type TaskEventName =
+  | "task_created"
+  | "run_started"
+  | "run_suspended"
+  | "run_handed_off"
+  | "step_started"
+  | "step_finished"
+  | "step_retry_scheduled"
+  | "step_failed"
+  | "sleep_started"
+  | "sleep_finished"
+  | "input_requested"
+  | "input_answered"
+  | "input_timed_out"
+  | "task_cancelled"
+  | "task_finished"
+  | "task_expired"
+  | "task_purged"
+  | "replay_diverged";
+
+/** "all": every event; "task": lifecycle and failures only (no per-step start/finish); "none". */
+export type TaskEventLevel = "all" | "task" | "none";
+
+const STEP_DETAIL: ReadonlySet<TaskEventName> = new Set([
+  "step_started",
+  "step_finished",
+  "sleep_started",
+  "sleep_finished",
+]);
+const WARNINGS: ReadonlySet<TaskEventName> = new Set([
+  "step_retry_scheduled",
+  "step_failed",
+  "input_timed_out",
+  "task_expired",
+]);
+
+export type TaskEventFields = Record<string, string | number | boolean | null | undefined>;
+export type TaskEventSink = (event: TaskEventName, fields?: TaskEventFields) => void;
+
+/** A sink that writes one JSON line per event for this task, at the given level. */
+export function taskEventLog(level: TaskEventLevel, context: { taskId: string; tool: string }): TaskEventSink {
+  return (event, fields = {}) => {
+    if (level === "none" || (level === "task" && STEP_DETAIL.has(event))) return;
+    const line = JSON.stringify({ event, taskId: context.taskId, tool: context.tool, ...fields });
+    if (event === "replay_diverged") console.error(line);
+    else if (WARNINGS.has(event)) console.warn(line);
+    else console.log(line);
+  };
+}
