@@ -3,7 +3,22 @@
  * The one id generator of the runtime.
  */
 export function newTaskId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(24)));
+}
+
+/**
+ * The task id of a call that carries an idempotency key: derived from the caller, the tool and the key, so that
+ * repeating the call reaches the same TaskRunner, and two principals' keys never meet. Same shape as newTaskId.
+ */
+export async function taskIdForKey(principal: string, tool: string, key: string): Promise<string> {
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(`${principal}\u0000${tool}\u0000${key}`),
+  );
+  return toBase64Url(new Uint8Array(digest).slice(0, 24));
+}
+
+function toBase64Url(bytes: Uint8Array): string {
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);
   return btoa(binary).replaceAll("+", "-").replaceAll("/", "_");

@@ -20,7 +20,7 @@ export class RunnerClient {
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
   ) {}
 
-  create(task: NewTask): Promise<Task> {
+  create(task: NewTask): Promise<Task | null> {
     return this.call(task.taskId, (runner) => runner.create(task));
   }
 

@@ -41,8 +41,11 @@ export type TaskListener = (task: DetailedTask) => void;
 
 /** The RPC surface of a TaskRunner. Every method is idempotent, which is what makes retrying it safe. */
 export interface TaskRunnerRpc {
-  /** Same id and principal: returns the existing task instead of creating a second. */
-  create(task: NewTask): Promise<Task>;
+  /**
+   * Creates the task. The same id, principal, tool and input again returns the existing task (a retried or
+   * deduplicated call joins it); the same id for anything else returns null and changes nothing.
+   */
+  create(task: NewTask): Promise<Task | null>;
   get(access: TaskAccess): Promise<DetailedTask | null>;
   /** Answers are keyed: a repeated answer finds its key no longer outstanding and is ignored. */
   update(access: TaskAccess, responses: Record<string, unknown>): Promise<{ accepted: string[] } | null>;
@@ -85,18 +88,17 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       if (this.ready) migrate(ctx.storage);
     }
 
-    /** Creates the task (idempotent for the same id and principal) and arms the alarm that runs it. */
-    async create(task: NewTask): Promise<Task> {
+    /** Creates the task and arms the alarm that runs it; see TaskRunnerRpc.create for repeated ids. */
+    async create(task: NewTask): Promise<Task | null> {
       if (!this.ready) {
         migrate(this.ctx.storage);
         this.ready = true;
       }
       const existing = this.store.read();
       if (existing) {
-        if (existing.principal !== task.principal || existing.tool !== task.tool) {
-          throw new Error(`task id collision on ${task.taskId}`);
-        }
-        return toTask(existing);
+        const same =
+          existing.principal === task.principal && existing.tool === task.tool && existing.input === task.input;
+        return same ? toTask(existing) : null;
       }
       const now = Date.now();
       this.store.insert(task, now);

@@ -14,7 +14,7 @@ import {
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { ErrorCodes } from "../errors/codes.js";
-import { isTaskIdShape, newTaskId } from "../ids.js";
+import { isTaskIdShape, newTaskId, taskIdForKey } from "../ids.js";
 import type { TaskDefinition, TaskRegistry } from "../runner/task-definition.js";
 import type { RunnerClient } from "../routing/runner-client.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
@@ -231,7 +231,9 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       if (isInputRequiredResult(prepared)) return prepared;
       if (prepared && typeof prepared === "object" && "input" in prepared) input = prepared.input;
     }
-    const access = { taskId: newTaskId(), principal: runtime.principal };
+    const key = idempotencyKeyOf(ctx);
+    const taskId = key === undefined ? newTaskId() : await taskIdForKey(runtime.principal, task.name, key);
+    const access = { taskId, principal: runtime.principal };
     const created = await runtime.runners.create({
       ...access,
       tool: task.name,
@@ -239,6 +241,15 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       ttlMs: task.ttlMs,
       pollIntervalMs: task.pollIntervalMs,
     });
+    if (!created) {
+      throw new ProtocolError(
+        ErrorCodes.InvalidParams,
+        "This idempotency key was already used for a call with other arguments",
+        {
+          reason: "idempotency_key_reused",
+        },
+      );
+    }
     if (declared) return { ...created, resultType: "task" };
     // A client without the extension never sees a task: it gets the result, or a handle it can follow with
     // the facade tools.
@@ -270,6 +281,22 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     if (!isTaskIdShape(taskId)) throw unknownTask();
     return { taskId, principal: this.#tasksRuntime(ctx).principal };
   }
+}
+
+export const IDEMPOTENCY_KEY_META = "durable-mcp-server/idempotencyKey";
+
+/**
+ * A caller makes a task-starting call idempotent with `params._meta["durable-mcp-server/idempotencyKey"]` or an
+ * `Idempotency-Key` HTTP header: repeating the call joins the task it started instead of starting another.
+ */
+function idempotencyKeyOf(ctx: ServerContext): string | undefined {
+  const fromMeta = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[IDEMPOTENCY_KEY_META];
+  const key = typeof fromMeta === "string" ? fromMeta : (ctx.http?.req?.headers.get("idempotency-key") ?? undefined);
+  if (key === undefined) return undefined;
+  if (key.length === 0 || key.length > 255) {
+    throw new ProtocolError(ErrorCodes.InvalidParams, "An idempotency key must be 1 to 255 characters long");
+  }
+  return key;
 }
 
 /** Unknown, expired and foreign tasks are indistinguishable: same code, same message, no data. */

@@ -206,3 +206,38 @@ describe("malformed requests", () => {
     }
   });
 });
+
+describe("idempotency keys", () => {
+  const args = { to: "ada@example.com", pages: 2 };
+  const withKey = (key: string) => ({ _meta: { "durable-mcp-server/idempotencyKey": key } });
+
+  it("joins the task a repeated call started, by _meta key or Idempotency-Key header", async () => {
+    const key = `report-${crypto.randomUUID()}`;
+    const first = await rpc("tools/call", { name: "send_report", arguments: args, ...withKey(key) });
+    const again = await rpc("tools/call", { name: "send_report", arguments: args, ...withKey(key) });
+    const byHeader = await rpc(
+      "tools/call",
+      { name: "send_report", arguments: args },
+      { headers: { "idempotency-key": key } },
+    );
+    expect(first.body.result!.taskId).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(again.body.result!.taskId).toBe(first.body.result!.taskId);
+    expect(byHeader.body.result!.taskId).toBe(first.body.result!.taskId);
+    // Another caller's identical key is another task.
+    const mallory = await rpc(
+      "tools/call",
+      { name: "send_report", arguments: args, ...withKey(key) },
+      { principal: "mallory" },
+    );
+    expect(mallory.body.result!.taskId).not.toBe(first.body.result!.taskId);
+  });
+
+  it("refuses a key reused with other arguments, and changes nothing", async () => {
+    const key = `report-${crypto.randomUUID()}`;
+    const first = await rpc("tools/call", { name: "send_report", arguments: args, ...withKey(key) });
+    const other = await rpc("tools/call", { name: "send_report", arguments: { ...args, pages: 9 }, ...withKey(key) });
+    expect(other.body.error).toMatchObject({ code: -32602, data: { reason: "idempotency_key_reused" } });
+    const task = await pollTask(first.body.result!.taskId, final);
+    expect(task.statusMessage).toBe("built 2 pages");
+  });
+});
