@@ -207,9 +207,10 @@ describe("malformed requests", () => {
   });
 });
 
+const withKey = (key: string) => ({ _meta: { "durable-mcp-server/idempotencyKey": key } });
+
 describe("idempotency keys", () => {
   const args = { to: "ada@example.com", pages: 2 };
-  const withKey = (key: string) => ({ _meta: { "durable-mcp-server/idempotencyKey": key } });
 
   it("joins the task a repeated call started, by _meta key or Idempotency-Key header", async () => {
     const key = `report-${crypto.randomUUID()}`;
