@@ -199,6 +199,12 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       if (!this.ready) return;
       const record = this.store.read();
       if (!record) return;
+      if (this.running) {
+        // Alarms are at-least-once: a second delivery while a run is under way must not start a second,
+        // concurrent replay. The run under way re-arms at its end and sees this request.
+        this.wakeRequested = true;
+        return;
+      }
       const now = Date.now();
       if (record.purgeAt !== null && now >= record.purgeAt) {
         this.events(record)("task_purged");
