@@ -7,6 +7,7 @@ export type TaskEventName =
   | "run_started"
   | "run_suspended"
   | "run_handed_off"
+  | "run_failed"
   | "step_started"
   | "step_finished"
   | "step_retry_scheduled"
@@ -31,6 +32,7 @@ const STEP_DETAIL: ReadonlySet<TaskEventName> = new Set([
   "sleep_started",
   "sleep_finished",
 ]);
+const ERRORS: ReadonlySet<TaskEventName> = new Set(["replay_diverged", "run_failed"]);
 const WARNINGS: ReadonlySet<TaskEventName> = new Set([
   "step_retry_scheduled",
   "step_failed",
@@ -46,7 +48,7 @@ export function taskEventLog(level: TaskEventLevel, context: { taskId: string; t
   return (event, fields = {}) => {
     if (level === "none" || (level === "task" && STEP_DETAIL.has(event))) return;
     const line = JSON.stringify({ event, taskId: context.taskId, tool: context.tool, ...fields });
-    if (event === "replay_diverged") console.error(line);
+    if (ERRORS.has(event)) console.error(line);
     else if (WARNINGS.has(event)) console.warn(line);
     else console.log(line);
   };

@@ -30,6 +30,7 @@ export interface TaskRunnerOptions<Env> {
 
 const DEFAULT_ALARM_BUDGET_MS = 10 * 60_000;
 const DEFAULT_PURGE_GRACE_MS = 60_000;
+const MAX_RUN_FAILURES = 3;
 
 /** The `principal` binding every call carries: a foreign principal sees exactly what an unknown id sees. */
 export interface TaskAccess {
@@ -81,6 +82,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     /** A run should start as soon as possible (an answer arrived, or a run handed off). */
     private wakeRequested = false;
     private running = false;
+    /** Consecutive runs of this instance that failed outside the handler. */
+    private runFailures = 0;
 
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env);
@@ -224,7 +227,25 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         return this.arm(now);
       }
       if (FINAL_STATUSES.has(record.status)) return this.arm(now);
-      await this.runHandler(record, now);
+      try {
+        await this.runHandler(record, now);
+        this.runFailures = 0;
+      } catch (error) {
+        // Not the handler's failure (those end the task) but the runtime's: building the server, the journal.
+        // The platform retries a throwing alarm; after a few failures in a row the task fails visibly instead.
+        this.runFailures++;
+        const message = error instanceof Error ? error.message : String(error);
+        this.events(record)("run_failed", { error: message, failures: this.runFailures });
+        if (this.runFailures < MAX_RUN_FAILURES) throw error;
+        this.finish({
+          status: "failed",
+          error: {
+            code: ErrorCodes.InternalError,
+            message: `task runtime error: ${message}`,
+            data: { reason: "runtime_error" },
+          },
+        });
+      }
       await this.arm(Date.now());
     }
 

@@ -132,6 +132,27 @@ describe("task record", () => {
   });
 });
 
+describe("runtime failures", () => {
+  it("lets the platform retry a run that failed outside the handler, then fails the task visibly", async () => {
+    const started = await startTask("unbuildable", {}, { ttlMs: null });
+    const runAlarm = () =>
+      runInDurableObject(started.stub, (instance) => (instance as unknown as { alarm(): Promise<void> }).alarm()).then(
+        () => "ok",
+        (error: unknown) => String(error),
+      );
+    // The first delivery may already have happened on its own; keep delivering until the task gives up.
+    const outcomes: string[] = [];
+    for (let i = 0; i < 3 && (await started.stub.get(started.access))?.status === "working"; i++)
+      outcomes.push(await runAlarm());
+    expect(outcomes.some((outcome) => outcome.includes("createServer exploded"))).toBe(true);
+    const task = await waitForTask(started, isFinal);
+    expect(task).toMatchObject({
+      status: "failed",
+      error: { code: -32603, message: "task runtime error: createServer exploded", data: { reason: "runtime_error" } },
+    });
+  });
+});
+
 describe("replay safety", () => {
   it("fails the task when the code now asks for another kind of step under a journaled name", async () => {
     const started = await startTask("drifting");
