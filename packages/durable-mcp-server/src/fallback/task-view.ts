@@ -1,6 +1,9 @@
 import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
 import { PROGRESS_META, type DetailedTask } from "../wire/task-shapes.js";
 
+/** Where a result handed to a client without the extension names the task it came from. */
+export const TASK_ID_META = "durable-mcp-server/taskId";
+
 /** Names of the facade tools, from their configurable prefix. */
 export interface FacadeNames {
   get: string;
@@ -25,8 +28,11 @@ interface Question {
  */
 export function taskViewResult(task: DetailedTask, tool: string, names: FacadeNames): ToolResult {
   switch (task.status) {
-    case "completed":
-      return { ...(task.result as ToolResult), resultType: undefined, _meta: { taskId: task.taskId } };
+    case "completed": {
+      // The task's own result, as if the tool had answered at once (minus the task wire's resultType).
+      const { resultType: _, ...result } = task.result as ToolResult;
+      return { ...result, _meta: { ...(result._meta as object), [TASK_ID_META]: task.taskId } } as ToolResult;
+    }
     case "failed":
       return toolErrorResult(failedEnvelope(task, tool));
     case "cancelled":
