@@ -82,6 +82,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     /** A run should start as soon as possible (an answer arrived, or a run handed off). */
     private wakeRequested = false;
     private running = false;
+    /** Set when a cancel wins in this instance: what a run under way checks at every step boundary. */
+    private cancelled = false;
     /** Consecutive runs of this instance that failed outside the handler. */
     private runFailures = 0;
 
@@ -104,6 +106,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         return same ? toTask(existing) : null;
       }
       const now = Date.now();
+      this.cancelled = false;
       this.store.insert(task, now);
       await this.ctx.storage.setAlarm(now);
       taskEventLog(eventLevel, task)("task_created", { ttlMs: task.ttlMs });
@@ -138,6 +141,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const record = this.owned(access);
       if (!record) return false;
       if (this.finish({ status: "cancelled" })) {
+        this.cancelled = true;
         for (const controller of this.controllers) controller.abort(new Error("task cancelled"));
         await this.arm(Date.now());
       }
@@ -272,7 +276,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           taskId: record.taskId,
           journal: this.journal,
           now: () => Date.now(),
-          isCancelled: () => this.store.read()?.status === "cancelled",
+          // A run starts only on a live task, and a cancel reaches the instance that runs it, so memory suffices.
+          isCancelled: () => this.cancelled,
           setStatus: (message, progress) => {
             if (this.store.setMessage(message, progress ?? null, Date.now())) this.notify();
           },
