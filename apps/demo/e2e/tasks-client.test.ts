@@ -1,5 +1,6 @@
 // A 2026-07-28 MCP client (@modelcontextprotocol/client) with the Tasks extension session from
-// @modelcontextprotocol/ext-tasks, driving the demo's `send_report` task over the wire.
+// @modelcontextprotocol/ext-tasks, driving the demo's tasks natively (tasks/get, tasks/update, tasks/cancel) over
+// the wire: the same lifecycle legacy-client.test.ts drives through the facade tools.
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import {
   createTaskSessionFromClient,
@@ -8,11 +9,12 @@ import {
   type ApplicationInputRequest,
   type JsonRpcResponse,
   type RawClientDispatch,
+  type SerializedTaskReference,
   type TaskEnabledSession,
   type TaskExecutionEvent,
 } from "@modelcontextprotocol/ext-tasks/client";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { CLIENT_INFO, PROTOCOL_VERSION, renderedPages, rpc, TASKS, type JsonObject } from "./mcp-http.js";
+import { CLIENT_INFO, envelope, PROTOCOL_VERSION, renderedPages, rpc, TASKS, type JsonObject } from "./mcp-http.js";
 
 const { url } = inject("wrangler");
 
@@ -57,16 +59,32 @@ async function openSession(answer: ApplicationElicitResult) {
   return { client, session, elicitations };
 }
 
-let opened: { client: Client; session: TaskEnabledSession } | undefined;
+let opened: Array<{ client: Client; session: TaskEnabledSession }> = [];
 afterEach(async () => {
-  await opened?.session.close();
-  await opened?.client.close();
-  opened = undefined;
+  for (const { client, session } of opened) {
+    await session.close();
+    await client.close();
+  }
+  opened = [];
 });
 
+/** A connected session, closed after the test. */
+async function open(answer: ApplicationElicitResult) {
+  const connection = await openSession(answer);
+  opened.push(connection);
+  return connection;
+}
+
+/** A task tool's result, as the ext-tasks session hands it over. */
+interface ToolResult {
+  content: Array<{ type: string; text?: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  _meta?: Record<string, unknown>;
+}
+
 async function runReport(answer: ApplicationElicitResult, to: string) {
-  const { client, session, elicitations } = await openSession(answer);
-  opened = { client, session };
+  const { client, session, elicitations } = await open(answer);
   expect(client.getServerCapabilities()?.extensions?.[TASKS]).toEqual({});
 
   const execution = await session.callTool("send_report", { to, pages: 3, secondsPerPage: 0.2 });
@@ -126,5 +144,100 @@ describe("2026-07-28 client with the Tasks extension (ext-tasks session)", () =>
     const result = resultFromTaskOutcome(outcome) as { content: Array<{ type: string; text?: string }> };
     expect(result.content).toEqual([{ type: "text", text: "Report not sent (decline)." }]);
     expect(result).not.toHaveProperty("structuredContent");
+  });
+});
+
+describe("the task lifecycle natively: cancel, a handler failure, a new connection", () => {
+  it("cancelling through the session's task controller ends the running task cancelled", async () => {
+    const { session } = await open({ action: "cancel" });
+    const execution = await session.callTool("export_contacts", {
+      bucket: "contacts-archive",
+      batches: 20,
+      secondsPerBatch: 30,
+    });
+    if (execution.kind !== "task") throw new Error("export_contacts did not run as a task");
+    const taskId = execution.handle.taskId;
+    const controller = session.task(taskId);
+    expect((await controller.snapshot()).status).toBe("working");
+
+    await controller.cancel();
+    const { outcome, lastTask } = await execution.settle();
+    expect(outcome.status).toBe("cancelled");
+    expect(lastTask?.taskId).toBe(taskId);
+    expect(lastTask?.status).toBe("cancelled");
+    // The server agrees, over a plain tasks/get.
+    expect((await controller.snapshot()).status).toBe("cancelled");
+    const raw = await rpc(url, "tasks/get", { taskId, _meta: envelope() });
+    expect(raw.response.result).toMatchObject({ taskId, status: "cancelled" });
+  });
+
+  it("a handler failure ends the task completed, with isError and the handler's envelope", async () => {
+    const { session } = await open({ action: "cancel" });
+    const execution = await session.callTool("export_contacts", {
+      bucket: "contacts-backup",
+      batches: 2,
+      secondsPerBatch: 0.2,
+    });
+    expect(execution.kind).toBe("task");
+    const taskId = execution.handle?.taskId;
+    const { outcome } = await execution.settle();
+
+    expect(outcome.status).toBe("completed");
+    const result = resultFromTaskOutcome(outcome) as ToolResult;
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toEqual({
+      error: {
+        code: "unknown_bucket",
+        message: 'There is no archive bucket named "contacts-backup".',
+        retryable: false,
+        recoveryHint: "Start export_contacts again with bucket set to one of: contacts-archive, contacts-archive-eu.",
+        param: "bucket",
+        partial: { completedSteps: ["export batch 1", "export batch 2", "find bucket"] },
+      },
+    });
+    expect(result.content).toEqual([
+      {
+        type: "text",
+        text:
+          'Error unknown_bucket: There is no archive bucket named "contacts-backup". ' +
+          "Start export_contacts again with bucket set to one of: contacts-archive, contacts-archive-eu.",
+      },
+    ]);
+    expect(taskId).toMatch(/^[A-Za-z0-9_-]{32}$/);
+  });
+
+  it("a new connection resumes the same task by its reference, answers its question and settles it", async () => {
+    const first = await open({ action: "decline" });
+    const execution = await first.session.callTool("send_report", {
+      to: "ivan@example.com",
+      pages: 3,
+      secondsPerPage: 0.5,
+    });
+    if (execution.kind !== "task") throw new Error("send_report did not run as a task");
+    const taskId = execution.handle.taskId;
+    let reference: SerializedTaskReference | undefined;
+    await execution.handoff((saved) => void (reference = saved));
+    expect(reference).toMatchObject({ taskId, generation: "v2" });
+    // Let the detached execution wind down first: ext-tasks 0.2.2 closes an execution that has not settled yet by
+    // cancelling its task, even after handoff().
+    await execution.result();
+    // The first connection goes away before the task has asked anything.
+    await first.session.close();
+    await first.client.close();
+    expect(first.elicitations).toEqual([]);
+
+    const second = await open({ action: "accept", content: { send: true } });
+    const resumed = await second.session.resumeTask(reference as SerializedTaskReference);
+    expect(resumed.kind).toBe("task");
+    const { outcome, lastTask } = await resumed.settle();
+
+    expect(outcome.status).toBe("completed");
+    const result = resultFromTaskOutcome(outcome) as ToolResult;
+    expect(result.isError ?? false).toBe(false);
+    expect(result.content).toEqual([{ type: "text", text: "Sent 3 pages to ivan@example.com." }]);
+    expect(result.structuredContent).toEqual({ pages: 3, messageId: `${taskId}:send` });
+    expect(lastTask?.taskId).toBe(taskId);
+    // The question went to the second connection's handler, for this task.
+    expect(second.elicitations.map((each) => each.taskId)).toEqual([taskId]);
   });
 });

@@ -1,11 +1,15 @@
 // The demo Worker (`npm start`): durable report tasks, mounted by hand inside a Hono app beside other routes.
-import { durableMcp, McpServer, NonRetryableError } from "durable-mcp-server";
+import { durableMcp, McpServer, NonRetryableError, RepairableError } from "durable-mcp-server";
 import { Hono } from "hono";
 import * as z from "zod";
 
 interface Env {
   TASK_RUNNER: DurableObjectNamespace;
 }
+
+/** The archive buckets `export_contacts` can upload to. */
+const ARCHIVE_BUCKETS = ["contacts-archive", "contacts-archive-eu"];
+const CONTACTS_PER_BATCH = 100;
 
 const createServer = (_env: Env) => {
   const server = new McpServer({ name: "reports", version: "1.0.0" });
@@ -63,6 +67,52 @@ const createServer = (_env: Env) => {
       return {
         content: [{ type: "text", text: `Sent ${receipt.pages} pages to ${to}.` }],
         structuredContent: receipt,
+      };
+    },
+  );
+
+  server.registerTask(
+    "export_contacts",
+    {
+      description: "Exports the contact list in batches and uploads the export to an archive bucket",
+      inputSchema: z.object({
+        bucket: z.string().min(1),
+        batches: z.number().int().min(1).max(20).default(4),
+        secondsPerBatch: z.number().min(0).max(60).default(1),
+      }),
+      pollInterval: "1 second",
+      // Clients without the Tasks extension get the handle at once instead of waiting for the export.
+      fallback: "handle",
+    },
+    async ({ bucket, batches, secondsPerBatch }, step) => {
+      let contacts = 0;
+      for (let batch = 1; batch <= batches; batch++) {
+        contacts += await step.do(`export batch ${batch}`, async () => {
+          await new Promise((resolve) => setTimeout(resolve, secondsPerBatch * 1000));
+          return CONTACTS_PER_BATCH;
+        });
+        await step.status(`exported ${batch}/${batches} batches`, { progress: batch / batches });
+      }
+      // The bucket is looked up only once the export is ready: a wrong name fails the task after the batches,
+      // with an error the caller can repair.
+      const found = await step.do("find bucket", async () => ARCHIVE_BUCKETS.includes(bucket));
+      if (!found) {
+        throw new RepairableError({
+          code: "unknown_bucket",
+          message: `There is no archive bucket named "${bucket}".`,
+          retryable: false,
+          recoveryHint: `Start export_contacts again with bucket set to one of: ${ARCHIVE_BUCKETS.join(", ")}.`,
+          param: "bucket",
+        });
+      }
+      const upload = await step.do("upload", async ({ idempotencyKey }) => ({
+        object: `${bucket}/contacts.csv`,
+        contacts,
+        uploadId: idempotencyKey,
+      }));
+      return {
+        content: [{ type: "text", text: `Exported ${upload.contacts} contacts to ${upload.object}.` }],
+        structuredContent: upload,
       };
     },
   );
