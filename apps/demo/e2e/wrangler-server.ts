@@ -167,6 +167,9 @@ export async function startWrangler(server: WranglerServer): Promise<number> {
     "--log-level",
     "warn",
     "--show-interactive-dev-session=false",
+    // Its own inspector port: two wrangler dev processes starting at once would both take the default 9229.
+    "--inspector-port",
+    String(server.port + 1000),
   ];
   // Not `detached`: setsid then runs setsid(2) itself without forking, so the pid is the new group's id. The group
   // leader is a small shell watchdog: it starts wrangler and, should the vitest process die without its teardown
