@@ -23,7 +23,7 @@ export type TaskEventName =
   | "task_purged"
   | "replay_diverged";
 
-/** "all": every event; "task": lifecycle and failures only (no per-step start/finish); "none". */
+/** "task" (default): lifecycle, retries, failures, input; "all": plus every step's start and finish; "none". */
 export type TaskEventLevel = "all" | "task" | "none";
 
 const STEP_DETAIL: ReadonlySet<TaskEventName> = new Set([

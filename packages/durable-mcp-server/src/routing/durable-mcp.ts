@@ -33,7 +33,7 @@ export interface DurableMcpOptions<Env> {
   alarmBudgetMs?: number;
   /** Finished tasks stay readable this long past their TTL before they are purged (default 60 s). */
   purgeGraceMs?: number;
-  /** Which task events are logged as JSON lines: "all" (default), "task" (no per-step start/finish), "none". */
+  /** Which task events are logged as JSON lines: "task" (default: no per-step start/finish), "all", "none". */
   events?: TaskEventLevel;
 }
 

@@ -24,7 +24,7 @@ export interface TaskRunnerOptions<Env> {
   alarmBudgetMs?: number;
   /** How long a finished or expired task stays readable after its TTL, before it is purged. */
   purgeGraceMs?: number;
-  /** Which task events are logged as JSON lines (default "all"). */
+  /** Which task events are logged as JSON lines (default "task"). */
   events?: TaskEventLevel;
 }
 
@@ -70,7 +70,7 @@ export type TaskRunnerClass<Env> = new (ctx: DurableObjectState, env: Env) => Du
 export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>): TaskRunnerClass<Env> {
   const alarmBudgetMs = options.alarmBudgetMs ?? DEFAULT_ALARM_BUDGET_MS;
   const purgeGraceMs = options.purgeGraceMs ?? DEFAULT_PURGE_GRACE_MS;
-  const eventLevel = options.events ?? "all";
+  const eventLevel = options.events ?? "task";
 
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
     private store = new TaskStore(this.ctx.storage.sql);
