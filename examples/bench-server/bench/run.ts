@@ -1,6 +1,8 @@
-// `pnpm bench`: starts examples/bench-server under `wrangler dev` (local workerd, fresh --persist-to dir, port
+// `pnpm bench`: starts examples/bench-server under `wrangler dev` (local workerd, a fresh --persist-to dir, port
 // BENCH_PORT or 8795) and measures durable-mcp-server over the wire, beside the platform floor measured in the
-// same runtime. Prints a table and writes results/bench.json. It reports figures; it gates nothing.
+// same runtime. Prints tables and writes results/bench.json. It reports figures; it gates nothing.
+//   BENCH_QUICK=1                 a fifth of the iterations, to try the driver out
+//   BENCH_LOCAL_OBSERVABILITY=1   keep wrangler dev's local tracing on (see docs/performance.md)
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -10,7 +12,6 @@ import { withServer, workspaceRoot, type BenchServer } from "./server.ts";
 import { median, ms, ratio, summarize, table, type Summary } from "./stats.ts";
 
 const port = Number(process.env.BENCH_PORT ?? 8795);
-/** BENCH_QUICK=1: a fraction of the iterations, for trying the driver out. */
 const scale = process.env.BENCH_QUICK === "1" ? 0.2 : 1;
 const times = (n: number) => Math.max(1, Math.round(n * scale));
 const now = () => performance.now();
@@ -44,56 +45,81 @@ async function getJson<T>(url: string): Promise<T> {
   return (await response.json()) as T;
 }
 
-async function measureFloor(server: BenchServer) {
-  const { origin } = server;
-  await httpSamples(origin, "/floor/http", times(30));
-  await httpSamples(origin, "/floor/noop", times(30));
-  const noop = summarize(await httpSamples(origin, "/floor/noop", times(300)));
-  const http = summarize(await httpSamples(origin, "/floor/http", times(300)));
-  const httpWrite = summarize(await httpSamples(origin, "/floor/http-write", times(100)));
-  log(`floor HTTP: no DO ${ms(noop.p50)}, one DO call ${ms(http.p50)}, new DO + 1 row ${ms(httpWrite.p50)} (p50)`);
+interface Batch {
+  n: number;
+  insideMs: number;
+}
 
-  // Worker→DO RPC, timed inside the Worker (each RPC is I/O, so the clock advances across it).
-  const rpcRuns = await repeat(5, async () => {
+/**
+ * Per-row cost of a batch of `n` INSERTs, two ways: the wall time of the whole call (reply after the commit)
+ * minus that of an empty call, from outside; and the loop's own time on workerd's clock, from inside.
+ */
+async function insertCost(origin: string, path: string, n: number, bytes: number, reps: number) {
+  await getJson(`${origin}${path}?n=${Math.min(n, 10)}&bytes=${bytes}`);
+  const empty: number[] = [];
+  const full: number[] = [];
+  const inside: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    empty.push((await timed(() => getJson(`${origin}${path}?n=0&bytes=${bytes}`)))[0]);
+    const [elapsed, batch] = await timed(() => getJson<Batch>(`${origin}${path}?n=${n}&bytes=${bytes}`));
+    full.push(elapsed);
+    inside.push(batch.insideMs);
+  }
+  return {
+    n,
+    bytes,
+    outsideMs: Math.max(0, median(full) - median(empty)) / n,
+    insideMs: median(inside) / n,
+    emptyCallMs: median(empty),
+    fullCallMs: median(full),
+  };
+}
+
+async function measureFloor(server: BenchServer, payloads: number[]) {
+  const { origin } = server;
+  const clock = await getJson<{ dateMs: number; perfMs: number }>(`${origin}/floor/clock?iterations=50000000`);
+  log(`clock check: a CPU spin with no I/O moved Date.now() by ${clock.dateMs} ms inside the Durable Object`);
+
+  await httpSamples(origin, "/floor/http", times(50));
+  await httpSamples(origin, "/floor/noop", times(50));
+  const noop = summarize(await httpSamples(origin, "/floor/noop", times(400)));
+  const http = summarize(await httpSamples(origin, "/floor/http", times(400)));
+  const httpNew = summarize(await httpSamples(origin, "/floor/http-new", times(150)));
+  const httpWrite = summarize(await httpSamples(origin, "/floor/http-write", times(150)));
+  log(
+    `HTTP p50: Worker only ${ms(noop.p50)}, + 1 DO call ${ms(http.p50)}, + a new DO ${ms(httpNew.p50)}, + a new DO and its first row ${ms(httpWrite.p50)}`,
+  );
+
+  const rpcBatches = await repeat(5, async () => {
     const { n, totalMs } = await getJson<{ n: number; totalMs: number }>(`${origin}/floor/rpc?n=${times(1000)}`);
     return totalMs / n;
   });
-  const rpc = median(rpcRuns);
-  log(`floor RPC: ${ms(rpc)} per Worker→DO call (median of 5 batches)`);
+  const rpc = median(rpcBatches);
+  log(`Worker→DO RPC: ${ms(rpc)} each (inside the Worker, median of 5 batches of ${times(1000)})`);
 
-  // Coalesced INSERTs: the wall time of a batch of N minus that of an empty batch, timed from outside, since the
-  // clock inside does not move without I/O. The batch commits once (the reply waits for it), as step writes do.
-  const batch = times(20_000);
-  await getJson(`${origin}/floor/insert?n=${batch}`);
-  const empty: number[] = [];
-  const full: number[] = [];
-  for (let i = 0; i < 9; i++) {
-    empty.push((await timed(() => getJson(`${origin}/floor/insert?n=0`)))[0]);
-    full.push((await timed(() => getJson(`${origin}/floor/insert?n=${batch}`)))[0]);
+  const alarm = summarize((await getJson<{ times: number[] }>(`${origin}/floor/alarm?n=${times(50)}`)).times);
+  log(`alarm dispatch (setAlarm(now) → alarm() runs): ${ms(alarm.p50)} p50`);
+
+  const coalesced = await insertCost(origin, "/floor/insert", times(20_000), 0, 9);
+  log(`SQLite INSERT, coalesced: ${ms(coalesced.outsideMs)} (outside), ${ms(coalesced.insideMs)} (inside)`);
+  const synced = await insertCost(origin, "/floor/insert-synced", times(300), 0, 3);
+  log(`SQLite INSERT + storage.sync(): ${ms(synced.insideMs)} (inside), ${ms(synced.outsideMs)} (outside)`);
+  const byPayload = [];
+  for (const bytes of payloads.filter((b) => b > 0)) {
+    byPayload.push(await insertCost(origin, "/floor/insert", times(100), bytes, 5));
   }
-  const insertCoalesced = (median(full) - median(empty)) / batch;
-  log(`floor SQLite INSERT, coalesced: ${ms(insertCoalesced)} each (batches of ${batch}, median of 9)`);
-
-  // INSERT + awaited storage.sync(): timed inside the object around each pair (sync is I/O: the clock moves).
-  const syncedN = times(300);
-  await getJson(`${origin}/floor/insert-synced?n=10`);
-  const [syncedWall, synced] = await timed(() =>
-    getJson<{ n: number; times: number[] }>(`${origin}/floor/insert-synced?n=${syncedN}`),
-  );
-  const insertSynced = summarize(synced.times);
-  log(
-    `floor SQLite INSERT + storage.sync(): ${ms(insertSynced.p50)} p50 inside, ${ms(syncedWall / syncedN)} per insert from outside`,
-  );
   return {
-    httpNoDo: noop,
+    clockCheck: clock,
+    httpWorkerOnly: noop,
     http,
-    httpNewObjectWrite: httpWrite,
+    httpNewObject: httpNew,
+    httpNewObjectFirstRow: httpWrite,
     rpcMs: rpc,
-    rpcBatchesMs: rpcRuns,
-    insertCoalescedMs: insertCoalesced,
-    insertCoalescedBatch: { n: batch, emptyMs: summarize(empty), fullMs: summarize(full) },
-    insertSyncedMs: insertSynced,
-    insertSyncedOutsideMs: syncedWall / syncedN,
+    rpcBatchesMs: rpcBatches,
+    alarmDispatch: alarm,
+    insertCoalesced: coalesced,
+    insertSynced: synced,
+    insertCoalescedByPayload: byPayload,
   };
 }
 
@@ -103,62 +129,81 @@ async function measureFloor(server: BenchServer) {
 async function runTask(client: McpClient, tool: string, args: JsonObject) {
   const begin = now();
   const taskId = await client.start(tool, args);
-  const created = now() - begin;
+  const createMs = now() - begin;
   const final = (await client.listen([taskId])).get(taskId)!;
-  resultOf(final.task);
-  return { taskId, createMs: created, totalMs: final.at - begin, task: final.task };
+  const result = resultOf(final.task);
+  return { taskId, createMs, totalMs: final.at - begin, result };
 }
 
 /** The same, waiting by polling tasks/get back to back. */
-async function runTaskPolling(client: McpClient, tool: string, args: JsonObject) {
+async function runTaskPolling(client: McpClient, tool: string, args: JsonObject): Promise<number> {
   const begin = now();
   const taskId = await client.start(tool, args);
-  let polls = 0;
   for (;;) {
     const task = await client.get(taskId);
-    polls++;
     if (task.status !== "working") {
       resultOf(task);
-      return { totalMs: now() - begin, polls };
+      return now() - begin;
     }
   }
 }
 
 const steps = (n: number, payloadBytes = 0) => ({ steps: n, payloadBytes });
 
-async function medianTask(client: McpClient, n: number, tool: string, args: JsonObject) {
-  return median(await repeat(n, async () => (await runTask(client, tool, args)).totalMs));
+/**
+ * `reps` pairs of tasks run back to back, a baseline and a variant: the medians of each, and the median of the
+ * per-pair differences (drift in the machine's load cancels within a pair).
+ */
+async function paired(client: McpClient, reps: number, tool: string, base: JsonObject, variant: JsonObject) {
+  const baseMs: number[] = [];
+  const variantMs: number[] = [];
+  const diffMs: number[] = [];
+  const variantResults: JsonObject[] = [];
+  for (let i = 0; i < reps; i++) {
+    const a = (await runTask(client, tool, base)).totalMs;
+    const b = await runTask(client, tool, variant);
+    baseMs.push(a);
+    variantMs.push(b.totalMs);
+    diffMs.push(b.totalMs - a);
+    variantResults.push(b.result);
+  }
+  return { baseMs: median(baseMs), variantMs: median(variantMs), diffMs: median(diffMs), variantResults };
 }
 
-async function measureRuntime(server: BenchServer) {
-  const client = new McpClient(server.url);
-  for (let i = 0; i < times(10); i++) await runTask(client, "bench_steps", steps(1));
+/** The full suite, on /mcp-quiet: the library with task event logging off (measureDefaults covers /mcp). */
+async function measureRuntime(server: BenchServer, payloads: number[]) {
+  const client = new McpClient(`${server.origin}/mcp-quiet`);
 
-  // Create latency and the one-step round trip (create → completed, pushed by subscriptions/listen).
+  // An MCP request that reaches no Durable Object: what the SDK and the router cost per request.
+  await repeat(times(30), async () => (await timed(() => client.call("server/discover")))[0]);
+  const discover = summarize(
+    await repeat(times(300), async () => (await timed(() => client.call("server/discover")))[0]),
+  );
+  log(`server/discover (no DO) ${ms(discover.p50)} p50`);
+
+  for (let i = 0; i < times(20); i++) await runTask(client, "bench_steps", steps(1));
   const created: number[] = [];
   const oneStep: number[] = [];
-  for (let i = 0; i < times(100); i++) {
+  for (let i = 0; i < times(200); i++) {
     const run = await runTask(client, "bench_steps", steps(1));
     created.push(run.createMs);
     oneStep.push(run.totalMs);
   }
-  const polled = await repeat(times(50), async () => (await runTaskPolling(client, "bench_steps", steps(1))).totalMs);
   const create = summarize(created);
   const roundTrip = summarize(oneStep);
-  log(`create ${ms(create.p50)} p50; one-step round trip ${ms(roundTrip.p50)} (listen), ${ms(median(polled))} (poll)`);
+  const polled = summarize(await repeat(times(100), () => runTaskPolling(client, "bench_steps", steps(1))));
+  log(`create ${ms(create.p50)} p50; one-step round trip ${ms(roundTrip.p50)} (listen), ${ms(polled.p50)} (poll)`);
 
-  // tasks/get on a completed task and on one waiting for input.
   const done = await runTask(client, "bench_steps", steps(1, 100));
-  const getCompleted = summarize(await repeat(times(300), async () => (await timed(() => client.get(done.taskId)))[0]));
+  const getCompleted = summarize(await repeat(times(500), async () => (await timed(() => client.get(done.taskId)))[0]));
   const asking = await client.start("bench_input", {});
   while ((await client.get(asking)).status !== "input_required");
-  const getWaiting = summarize(await repeat(times(100), async () => (await timed(() => client.get(asking)))[0]));
+  const getWaiting = summarize(await repeat(times(200), async () => (await timed(() => client.get(asking)))[0]));
   await client.update(asking, { continue: { action: "cancel" } });
   log(`tasks/get ${ms(getCompleted.p50)} p50, ${ms(getCompleted.p99)} p99 (input_required: ${ms(getWaiting.p50)})`);
 
-  // One input round: tasks/update sent → completed notification.
   const inputRound = summarize(
-    await repeat(times(20), async () => {
+    await repeat(times(30), async () => {
       const taskId = await client.start("bench_input", {});
       let answeredAt = 0;
       const finals = await client.listen([taskId], async (task) => {
@@ -172,97 +217,189 @@ async function measureRuntime(server: BenchServer) {
   );
   log(`input round (tasks/update → completed) ${ms(inputRound.p50)} p50`);
 
-  // Cost with steps per task: the whole task, create to completed.
-  const stepCounts = [1, 10, 100, 1000, 3000];
-  const bySteps: Array<{ steps: number; totalMs: number; perStepMs: number }> = [];
-  let one = 0;
-  for (const count of stepCounts) {
-    const total = await medianTask(client, times(count >= 1000 ? 5 : 7), "bench_steps", steps(count));
-    if (count === 1) one = total;
-    bySteps.push({ steps: count, totalMs: total, perStepMs: count === 1 ? 0 : (total - one) / (count - 1) });
-    log(`${count} steps: ${ms(total)} (${count === 1 ? "base" : `${ms((total - one) / (count - 1))}/step over one`})`);
+  // Steps per task: the whole task, tools/call to the completed notification, each paired with a one-step task.
+  const bySteps: Array<{ steps: number; oneStepMs: number; totalMs: number; perStepMs: number }> = [];
+  for (const [count, reps] of [
+    [10, 15],
+    [100, 15],
+    [1000, 9],
+    [3000, 5],
+    [10_000, 3],
+  ] as const) {
+    const pair = await paired(client, times(reps), "bench_steps", steps(1), steps(count));
+    const perStepMs = pair.diffMs / (count - 1);
+    bySteps.push({ steps: count, oneStepMs: pair.baseMs, totalMs: pair.variantMs, perStepMs });
+    log(`${count} steps: ${ms(pair.variantMs)} (${ms(perStepMs)} per step over a one-step task)`);
   }
   const thousand = bySteps.find((row) => row.steps === 1000)!;
 
-  // Cost with payload size: 100 steps vs one step, each step returning payloadBytes characters.
-  const payloads = [0, 1024, 10_240, 102_400];
+  // Payload: 100 steps vs 1, each step returning payloadBytes characters.
   const byPayload: Array<{ payloadBytes: number; oneStepMs: number; hundredStepsMs: number; perStepMs: number }> = [];
   for (const payloadBytes of payloads) {
-    const single = await medianTask(client, times(5), "bench_steps", steps(1, payloadBytes));
-    const hundred = await medianTask(client, times(5), "bench_steps", steps(100, payloadBytes));
-    byPayload.push({ payloadBytes, oneStepMs: single, hundredStepsMs: hundred, perStepMs: (hundred - single) / 99 });
-    log(`payload ${payloadBytes} B: ${ms((hundred - single) / 99)}/step`);
+    const pair = await paired(client, times(9), "bench_steps", steps(1, payloadBytes), steps(100, payloadBytes));
+    byPayload.push({
+      payloadBytes,
+      oneStepMs: pair.baseMs,
+      hundredStepsMs: pair.variantMs,
+      perStepMs: pair.diffMs / 99,
+    });
+    log(`payload ${payloadBytes} B: ${ms(pair.diffMs / 99)} per step`);
   }
 
-  // Replay after a sleep: N journaled steps, a sleep, one more step. Against the same task with a zero sleep
-  // (which never suspends), the difference minus the sleep is the suspend, the alarm and the replay of N steps.
+  // Resume after a sleep: N journaled steps, a sleep, one more step. The resumed run replays the N steps from the
+  // journal before it gets past the sleep; the tool reports how long that took on the Durable Object's clock
+  // (replayMs, whole ms). Over the wire, the same task with a zero sleep (which never suspends) is its pair:
+  // with − without − the sleep is the suspension, the alarm and the replay, less whatever the first run's
+  // commit and garbage collection cost that the sleep now hides.
   const sleepMs = 100;
-  const replay: Array<{ before: number; noSleepMs: number; withSleepMs: number; resumeMs: number }> = [];
-  for (const before of [0, 100, 1000]) {
-    const reps = times(5);
-    const straight = await medianTask(client, reps, "bench_sleep", { before, sleepMs: 0, after: 1 });
-    const slept = await medianTask(client, reps, "bench_sleep", { before, sleepMs, after: 1 });
-    replay.push({ before, noSleepMs: straight, withSleepMs: slept, resumeMs: slept - straight - sleepMs });
-    log(`resume after a sleep with ${before} journaled steps: ${ms(slept - straight - sleepMs)}`);
+  const replay: Array<{
+    before: number;
+    noSleepMs: number;
+    withSleepMs: number;
+    resumeMs: number;
+    replayMs: number;
+  }> = [];
+  for (const [before, reps] of [
+    [0, 9],
+    [1000, 9],
+    [3000, 7],
+    [10_000, 5],
+  ] as const) {
+    const pair = await paired(
+      client,
+      times(reps),
+      "bench_sleep",
+      { before, sleepMs: 0, after: 1 },
+      { before, sleepMs, after: 1 },
+    );
+    const resumeMs = pair.diffMs - sleepMs;
+    const replayMs = median(pair.variantResults.map((result) => Number(result.replayMs)));
+    replay.push({ before, noSleepMs: pair.baseMs, withSleepMs: pair.variantMs, resumeMs, replayMs });
+    log(`after a sleep over ${before} journaled steps: replay ${ms(replayMs)}, resume over the wire ${ms(resumeMs)}`);
   }
-  const replayPerStep = (replay.at(-1)!.resumeMs - replay[0]!.resumeMs) / 1000;
+  const longest = replay.at(-1)!;
+  const perReplayedStepMs = (longest.replayMs - replay[0]!.replayMs) / longest.before;
 
-  // Concurrent tasks: N tasks × 50 steps started together; wall time from the first tools/call to the last
-  // completion (one listen over all of them).
+  // Concurrent tasks: N tasks × 50 steps started together, first tools/call to last completion (one listen).
   const concurrency: Array<{ tasks: number; stepsPerTask: number; wallMs: number; stepsPerSecond: number }> = [];
   for (const tasks of [1, 5, 20, 50]) {
-    const walls = await repeat(times(3), async () => {
+    const walls = await repeat(times(7), async () => {
       const begin = now();
       const ids = await Promise.all(Array.from({ length: tasks }, () => client.start("bench_steps", steps(50))));
       const finals = await client.listen(ids);
       for (const { task } of finals.values()) resultOf(task);
       return Math.max(...[...finals.values()].map((final) => final.at)) - begin;
     });
-    const wall = median(walls);
-    concurrency.push({ tasks, stepsPerTask: 50, wallMs: wall, stepsPerSecond: (tasks * 50) / (wall / 1000) });
-    log(`${tasks} parallel tasks × 50 steps: ${ms(wall)}, ${((tasks * 50) / (wall / 1000)).toFixed(0)} steps/s`);
+    const wallMs = median(walls);
+    const stepsPerSecond = (tasks * 50) / (wallMs / 1000);
+    concurrency.push({ tasks, stepsPerTask: 50, wallMs, stepsPerSecond });
+    log(`${tasks} parallel tasks × 50 steps: ${ms(wallMs)}, ${stepsPerSecond.toFixed(0)} steps/s`);
   }
 
   return {
+    discover,
     create,
     oneStepRoundTrip: roundTrip,
-    oneStepRoundTripPolling: summarize(polled),
+    oneStepRoundTripPolling: polled,
     tasksGetCompleted: getCompleted,
     tasksGetInputRequired: getWaiting,
     inputRound,
     perStepMs: thousand.perStepMs,
-    engineOverhead1000Ms: thousand.totalMs - one,
+    engineOverhead1000Ms: thousand.perStepMs * 999,
     bySteps,
     byPayload,
-    replay: { sleepMs, rows: replay, perReplayedStepMs: replayPerStep },
+    replay: { sleepMs, rows: replay, perReplayedStepMs },
     concurrency,
   };
 }
 
+/**
+ * The headline figures again on /mcp: the library exactly as configured by default (task event logging at its
+ * default level). Shorter than the full suite; each log line costs something under wrangler dev (see the docs).
+ */
+async function measureDefaults(server: BenchServer) {
+  const client = new McpClient(server.url);
+  for (let i = 0; i < times(5); i++) await runTask(client, "bench_steps", steps(1));
+  const created: number[] = [];
+  const oneStep: number[] = [];
+  for (let i = 0; i < times(50); i++) {
+    const run = await runTask(client, "bench_steps", steps(1));
+    created.push(run.createMs);
+    oneStep.push(run.totalMs);
+  }
+  const done = await runTask(client, "bench_steps", steps(1));
+  const getCompleted = summarize(await repeat(times(200), async () => (await timed(() => client.get(done.taskId)))[0]));
+  const thousand = await paired(client, times(5), "bench_steps", steps(1), steps(1000));
+  const walls = await repeat(times(3), async () => {
+    const begin = now();
+    const ids = await Promise.all(Array.from({ length: 20 }, () => client.start("bench_steps", steps(50))));
+    const finals = await client.listen(ids);
+    for (const { task } of finals.values()) resultOf(task);
+    return Math.max(...[...finals.values()].map((final) => final.at)) - begin;
+  });
+  const parallelWallMs = median(walls);
+  const result = {
+    create: summarize(created),
+    oneStepRoundTrip: summarize(oneStep),
+    tasksGetCompleted: getCompleted,
+    perStepMs: thousand.diffMs / 999,
+    engineOverhead1000Ms: thousand.diffMs,
+    parallel20x50: { wallMs: parallelWallMs, stepsPerSecond: 1000 / (parallelWallMs / 1000) },
+  };
+  log(
+    `defaults: create ${ms(result.create.p50)}, one-step ${ms(result.oneStepRoundTrip.p50)}, ` +
+      `tasks/get ${ms(getCompleted.p50)}, ${ms(result.perStepMs)} per step, ` +
+      `20 × 50 at ${result.parallel20x50.stepsPerSecond.toFixed(0)} steps/s`,
+  );
+  return result;
+}
+
+/**
+ * Opt-in per-step event lines (/mcp-step-events, `events: "all"`: two log lines per step), and the platform's
+ * price of one console.log line in the same runtime. Last and short: see the docs on wrangler dev and log lines.
+ */
+async function measureStepEvents(server: BenchServer) {
+  const client = new McpClient(`${server.origin}/mcp-step-events`);
+  await runTask(client, "bench_steps", steps(1));
+  const hundred = await paired(client, times(3), "bench_steps", steps(1), steps(100));
+  const lineCost = await insertCost(server.origin, "/floor/log", times(100), 0, 3);
+  log(`events "all": ${ms(hundred.diffMs / 99)} per step (100 vs 1); one console.log line ${ms(lineCost.outsideMs)}`);
+  return { perStepMs: hundred.diffMs / 99, logLineMs: lineCost.outsideMs };
+}
+
 // ───────────────────────────── report ─────────────────────────────
 
+type Floor = Awaited<ReturnType<typeof measureFloor>>;
+type Wire = Awaited<ReturnType<typeof measureRuntime>>;
+type Defaults = Awaited<ReturnType<typeof measureDefaults>>;
+type StepEvents = Awaited<ReturnType<typeof measureStepEvents>>;
+
+function git(...args: string[]): string | null {
+  try {
+    return execFileSync("git", args, { cwd: workspaceRoot, encoding: "utf8", stdio: "pipe" }).trim();
+  } catch {
+    return null;
+  }
+}
+
+function version(pkg: string): string | null {
+  try {
+    const path = join(workspaceRoot, "node_modules", pkg, "package.json");
+    return (JSON.parse(readFileSync(path, "utf8")) as { version: string }).version;
+  } catch {
+    return null;
+  }
+}
+
 function environment() {
-  const git = (...args: string[]) => {
-    try {
-      return execFileSync("git", args, { cwd: workspaceRoot, encoding: "utf8" }).trim();
-    } catch {
-      return null;
-    }
-  };
-  const version = (pkg: string) => {
-    try {
-      const path = join(workspaceRoot, "node_modules", pkg, "package.json");
-      return (JSON.parse(readFileSync(path, "utf8")) as { version: string }).version;
-    } catch {
-      return null;
-    }
-  };
   return {
     date: new Date().toISOString(),
     commit: git("rev-parse", "--short", "HEAD"),
-    libraryChanged: (git("status", "--porcelain", "--", "packages/durable-mcp-server/src") ?? "") !== "",
+    libraryUncommittedChanges: (git("status", "--porcelain", "--", "packages/durable-mcp-server/src") ?? "") !== "",
     node: process.version,
     wrangler: version("wrangler"),
+    localObservability: process.env.BENCH_LOCAL_OBSERVABILITY === "1",
+    quick: scale < 1,
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? null,
     loadavgBefore: loadavg(),
@@ -271,170 +408,197 @@ function environment() {
 
 interface Target {
   metric: string;
-  value: string;
-  floor: string;
-  ratio: string;
   target: string;
-  met: boolean;
+  floor: string;
+  /** events: "none" (/mcp-quiet) */
+  quiet: { value: string; ratio: string; met: boolean };
+  /** the library's defaults (/mcp) */
+  defaults: { value: string; ratio: string; met: boolean };
 }
 
-function targets(floor: Awaited<ReturnType<typeof measureFloor>>, wire: Awaited<ReturnType<typeof measureRuntime>>) {
+function targets(floor: Floor, wire: Wire, defaults: Defaults): Target[] {
   const http = floor.http.p50;
-  const twenty = wire.concurrency.find((row) => row.tasks === 20)!;
-  const rows: Target[] = [
-    {
-      metric: "create (tools/call → handle) p50",
-      value: ms(wire.create.p50),
-      floor: `HTTP + 1 DO call ${ms(http)}`,
-      ratio: ratio(wire.create.p50 / http),
-      target: "≤ 1.5× floor",
-      met: wire.create.p50 <= 1.5 * http,
-    },
-    {
-      metric: "tasks/get p50",
-      value: ms(wire.tasksGetCompleted.p50),
-      floor: `HTTP + 1 DO call ${ms(http)}`,
-      ratio: ratio(wire.tasksGetCompleted.p50 / http),
-      target: "≤ 1.2× floor",
-      met: wire.tasksGetCompleted.p50 <= 1.2 * http,
-    },
-    {
-      metric: "one-step task round trip p50",
-      value: ms(wire.oneStepRoundTrip.p50),
-      floor: `HTTP + 1 DO call ${ms(http)}`,
-      ratio: ratio(wire.oneStepRoundTrip.p50 / http),
-      target: "≤ 3× floor",
-      met: wire.oneStepRoundTrip.p50 <= 3 * http,
-    },
+  const synced = floor.insertSynced.insideMs;
+  const twenty = wire.concurrency.find((r) => r.tasks === 20)!.stepsPerSecond;
+  const floorHttp = `HTTP + 1 DO call ${ms(http)}`;
+  const stepGoal = (v: number) => v <= 0.1 && v <= synced;
+  const latency = (metric: string, goal: number, quiet: number, byDefault: number): Target => ({
+    metric,
+    target: `≤ ${goal}× floor`,
+    floor: floorHttp,
+    quiet: { value: ms(quiet), ratio: ratio(quiet / http), met: quiet <= goal * http },
+    defaults: { value: ms(byDefault), ratio: ratio(byDefault / http), met: byDefault <= goal * http },
+  });
+  return [
     {
       metric: "per-step overhead (1000 vs 1 step)",
-      value: ms(wire.perStepMs),
-      floor: `synced INSERT ${ms(floor.insertSyncedMs.p50)}`,
-      ratio: ratio(wire.perStepMs / floor.insertSyncedMs.p50),
       target: "≤ 0.1 ms and ≤ 1 synced commit",
-      met: wire.perStepMs <= 0.1 && wire.perStepMs <= floor.insertSyncedMs.p50,
+      floor: `synced INSERT ${ms(synced)}`,
+      quiet: { value: ms(wire.perStepMs), ratio: ratio(wire.perStepMs / synced), met: stepGoal(wire.perStepMs) },
+      defaults: {
+        value: ms(defaults.perStepMs),
+        ratio: ratio(defaults.perStepMs / synced),
+        met: stepGoal(defaults.perStepMs),
+      },
     },
+    latency("create: tools/call → handle, p50", 1.5, wire.create.p50, defaults.create.p50),
+    latency("tasks/get p50", 1.2, wire.tasksGetCompleted.p50, defaults.tasksGetCompleted.p50),
+    latency("one-step task round trip p50", 3, wire.oneStepRoundTrip.p50, defaults.oneStepRoundTrip.p50),
     {
-      metric: "engine overhead, 1000-step task",
-      value: ms(wire.engineOverhead1000Ms),
-      floor: `1000 coalesced INSERTs ${ms(1000 * floor.insertCoalescedMs)}`,
-      ratio: ratio(wire.engineOverhead1000Ms / (1000 * floor.insertCoalescedMs)),
+      metric: "engine overhead of a 1000-step task",
       target: "< 200 ms",
-      met: wire.engineOverhead1000Ms < 200,
+      floor: `2000 coalesced INSERTs ${ms(2000 * floor.insertCoalesced.outsideMs)}`,
+      quiet: {
+        value: ms(wire.engineOverhead1000Ms),
+        ratio: ratio(wire.engineOverhead1000Ms / (2000 * floor.insertCoalesced.outsideMs)),
+        met: wire.engineOverhead1000Ms < 200,
+      },
+      defaults: {
+        value: ms(defaults.engineOverhead1000Ms),
+        ratio: ratio(defaults.engineOverhead1000Ms / (2000 * floor.insertCoalesced.outsideMs)),
+        met: defaults.engineOverhead1000Ms < 200,
+      },
     },
     {
       metric: "20 parallel tasks × 50 steps",
-      value: `${twenty.stepsPerSecond.toFixed(0)} steps/s`,
-      floor: "—",
-      ratio: "—",
       target: "≥ 2000 steps/s",
-      met: twenty.stepsPerSecond >= 2000,
+      floor: "—",
+      quiet: { value: `${twenty.toFixed(0)} steps/s`, ratio: "—", met: twenty >= 2000 },
+      defaults: {
+        value: `${defaults.parallel20x50.stepsPerSecond.toFixed(0)} steps/s`,
+        ratio: "—",
+        met: defaults.parallel20x50.stepsPerSecond >= 2000,
+      },
     },
   ];
-  return rows;
 }
 
-function report(
-  floor: Awaited<ReturnType<typeof measureFloor>>,
-  wire: Awaited<ReturnType<typeof measureRuntime>>,
-  goals: Target[],
-) {
+const row = (name: string, s: Summary, versus?: number) => [
+  name,
+  ms(s.p50),
+  ms(s.p99),
+  versus === undefined ? "" : ratio(s.p50 / versus),
+];
+
+const print = (title: string, rows: string[][]) => console.log(`\n${title}\n\n${table(rows)}`);
+
+function report(floor: Floor, wire: Wire, defaults: Defaults, stepEvents: StepEvents, goals: Target[]) {
   const http = floor.http.p50;
-  const summaryRow = (name: string, s: Summary, denominator: number | null) => [
-    name,
-    ms(s.p50),
-    ms(s.p99),
-    denominator ? ratio(s.p50 / denominator) : "",
-  ];
-  console.log("\nFloor (same workerd, same machine)\n");
-  console.log(
-    table([
-      ["measure", "p50", "p99", ""],
-      summaryRow("HTTP request, Worker only", floor.httpNoDo, null),
-      summaryRow("HTTP request + 1 DO call (the HTTP floor)", floor.http, null),
-      summaryRow("HTTP request + new DO + 1 committed row", floor.httpNewObjectWrite, null),
-      ["Worker→DO RPC (inside the Worker)", ms(floor.rpcMs), "", ""],
-      ["SQLite INSERT, coalesced (batch wall time / N)", ms(floor.insertCoalescedMs), "", ""],
-      summaryRow("SQLite INSERT + awaited storage.sync()", floor.insertSyncedMs, null),
-    ]),
+  print("Floor: the platform in the same workerd (ratio: p50 / HTTP + 1 DO call)", [
+    ["measure", "p50", "p99", "ratio"],
+    row("HTTP request, Worker only", floor.httpWorkerOnly, http),
+    row("HTTP request + 1 DO call (the HTTP floor)", floor.http, http),
+    row("HTTP request + 1 call to a new DO", floor.httpNewObject, http),
+    row("HTTP request + new DO + its first row committed", floor.httpNewObjectFirstRow, http),
+    ["Worker→DO RPC, inside the Worker", ms(floor.rpcMs), "", ""],
+    row("Alarm dispatch: setAlarm(now) → alarm() runs", floor.alarmDispatch, http),
+    ["SQLite INSERT, coalesced: batch wall time / N", ms(floor.insertCoalesced.outsideMs), "", ""],
+    ["SQLite INSERT, coalesced: loop time inside / N", ms(floor.insertCoalesced.insideMs), "", ""],
+    ["SQLite INSERT + awaited storage.sync() (inside)", ms(floor.insertSynced.insideMs), "", ""],
+    ...floor.insertCoalescedByPayload.map((p) => [`SQLite INSERT of ${p.bytes} B, coalesced`, ms(p.outsideMs), "", ""]),
+  ]);
+  print(
+    "durable-mcp-server over the wire on /mcp-quiet (events: none), Tasks extension declared (ratio: p50 / HTTP floor)",
+    [
+      ["measure", "p50", "p99", "ratio"],
+      row("server/discover (MCP request, no DO)", wire.discover, http),
+      row("create: tools/call → task handle", wire.create, http),
+      row("one-step task: create → completed (listen)", wire.oneStepRoundTrip, http),
+      row("one-step task: create → completed (polling)", wire.oneStepRoundTripPolling, http),
+      row("tasks/get, completed task", wire.tasksGetCompleted, http),
+      row("tasks/get, input_required task", wire.tasksGetInputRequired, http),
+      row("input round: tasks/update → completed", wire.inputRound, http),
+    ],
   );
-  console.log("\ndurable-mcp-server over the wire (Tasks extension declared; ratio = p50 / HTTP floor)\n");
-  console.log(
-    table([
-      ["measure", "p50", "p99", "× floor"],
-      summaryRow("create: tools/call → task handle", wire.create, http),
-      summaryRow("one-step task: create → completed (listen)", wire.oneStepRoundTrip, http),
-      summaryRow("one-step task: create → completed (polling)", wire.oneStepRoundTripPolling, http),
-      summaryRow("tasks/get, completed task", wire.tasksGetCompleted, http),
-      summaryRow("tasks/get, input_required task", wire.tasksGetInputRequired, http),
-      summaryRow("input round: tasks/update → completed", wire.inputRound, http),
+  print("Steps per task (create → completed; each run paired with a one-step task, medians)", [
+    ["steps", "one-step task", "this task", "per step over the one-step task"],
+    ...wire.bySteps.map((r) => [String(r.steps), ms(r.oneStepMs), ms(r.totalMs), ms(r.perStepMs)]),
+  ]);
+  print("Payload (each step returns payloadBytes characters; 100 steps paired with 1, medians)", [
+    ["payload", "1 step", "100 steps", "per step", "coalesced INSERT of that size"],
+    ...wire.byPayload.map((r) => [
+      `${r.payloadBytes} B`,
+      ms(r.oneStepMs),
+      ms(r.hundredStepsMs),
+      ms(r.perStepMs),
+      ms(
+        floor.insertCoalescedByPayload.find((p) => p.bytes === r.payloadBytes)?.outsideMs ??
+          floor.insertCoalesced.outsideMs,
+      ),
     ]),
-  );
-  console.log("\nGrowth with steps per task (create → completed, median)\n");
-  console.log(
-    table([
-      ["steps", "total", "per step over a one-step task"],
-      ...wire.bySteps.map((row) => [String(row.steps), ms(row.totalMs), row.steps === 1 ? "" : ms(row.perStepMs)]),
+  ]);
+  print(`Resume after a ${wire.replay.sleepMs} ms sleep (medians)`, [
+    ["journaled steps", "replay in the resumed run", "without sleep", "with sleep", "wire: with − without − sleep"],
+    ...wire.replay.rows.map((r) => [
+      String(r.before),
+      ms(r.replayMs),
+      ms(r.noSleepMs),
+      ms(r.withSleepMs),
+      ms(r.resumeMs),
     ]),
-  );
-  console.log("\nGrowth with payload (each step returns payloadBytes characters; 100 steps vs 1)\n");
-  console.log(
-    table([
-      ["payload", "1 step", "100 steps", "per step"],
-      ...wire.byPayload.map((row) => [
-        `${row.payloadBytes} B`,
-        ms(row.oneStepMs),
-        ms(row.hundredStepsMs),
-        ms(row.perStepMs),
-      ]),
+  ]);
+  console.log(`replay in the resumed run: ${ms(wire.replay.perReplayedStepMs)} per journaled step`);
+  print("Concurrent tasks × 50 steps (first tools/call → last completion, median)", [
+    ["tasks", "wall", "steps/s"],
+    ...wire.concurrency.map((r) => [String(r.tasks), ms(r.wallMs), r.stepsPerSecond.toFixed(0)]),
+  ]);
+  print("Event logging: none (/mcp-quiet), the library's default (/mcp), every step (/mcp-step-events)", [
+    ["measure", "events: none", "defaults", 'events: "all"'],
+    ["create p50", ms(wire.create.p50), ms(defaults.create.p50), ""],
+    ["one-step task round trip p50", ms(wire.oneStepRoundTrip.p50), ms(defaults.oneStepRoundTrip.p50), ""],
+    ["tasks/get p50", ms(wire.tasksGetCompleted.p50), ms(defaults.tasksGetCompleted.p50), ""],
+    [
+      "per step (100 steps vs 1)",
+      ms(wire.bySteps.find((r) => r.steps === 100)!.perStepMs),
+      "",
+      ms(stepEvents.perStepMs),
+    ],
+    ["per step (1000 steps vs 1)", ms(wire.perStepMs), ms(defaults.perStepMs), ""],
+    [
+      "20 parallel tasks × 50 steps",
+      `${wire.concurrency.find((r) => r.tasks === 20)!.stepsPerSecond.toFixed(0)} steps/s`,
+      `${defaults.parallel20x50.stepsPerSecond.toFixed(0)} steps/s`,
+      "",
+    ],
+    ["one console.log line (floor)", "", "", ms(stepEvents.logLineMs)],
+  ]);
+  print("Targets (ratio: to the floor named)", [
+    ["metric", "target", "floor", "events: none", "ratio", "met", "defaults", "ratio", "met"],
+    ...goals.map((g) => [
+      g.metric,
+      g.target,
+      g.floor,
+      g.quiet.value,
+      g.quiet.ratio,
+      g.quiet.met ? "yes" : "NO",
+      g.defaults.value,
+      g.defaults.ratio,
+      g.defaults.met ? "yes" : "NO",
     ]),
-  );
-  console.log(`\nResume after a ${wire.replay.sleepMs} ms sleep (with-sleep − no-sleep − sleep)\n`);
-  console.log(
-    table([
-      ["journaled steps", "no sleep", "with sleep", "resume cost"],
-      ...wire.replay.rows.map((row) => [
-        String(row.before),
-        ms(row.noSleepMs),
-        ms(row.withSleepMs),
-        ms(row.resumeMs),
-      ]),
-    ]),
-  );
-  console.log(`replay: ${ms(wire.replay.perReplayedStepMs)} per journaled step`);
-  console.log("\nConcurrent tasks × 50 steps (first tools/call → last completion, median)\n");
-  console.log(
-    table([
-      ["tasks", "wall", "steps/s"],
-      ...wire.concurrency.map((row) => [String(row.tasks), ms(row.wallMs), row.stepsPerSecond.toFixed(0)]),
-    ]),
-  );
-  console.log("\nHeadline: targets\n");
-  console.log(
-    table([
-      ["metric", "value", "floor", "ratio", "target", "met"],
-      ...goals.map((goal) => [goal.metric, goal.value, goal.floor, goal.ratio, goal.target, goal.met ? "yes" : "NO"]),
-    ]),
-  );
+  ]);
 }
 
 const began = now();
 const env = environment();
-log(`starting bench-server on 127.0.0.1:${port} (${env.cpus} CPUs, load ${env.loadavgBefore.map((l) => l.toFixed(2))})`);
+const payloads = [0, 1024, 10_240, 102_400];
+log(
+  `bench-server on 127.0.0.1:${port}; ${env.cpus} CPUs, load ${env.loadavgBefore.map((l) => l.toFixed(2)).join(" ")}` +
+    `${env.libraryUncommittedChanges ? "; NOTE: packages/durable-mcp-server/src has uncommitted changes" : ""}`,
+);
 const measured = await withServer(port, async (server) => {
-  log(`wrangler dev is up (${((now() - began) / 1000).toFixed(1)} s)`);
-  const floor = await measureFloor(server);
-  const wire = await measureRuntime(server);
-  return { floor, wire };
+  log(`wrangler dev is up after ${((now() - began) / 1000).toFixed(1)} s`);
+  const floor = await measureFloor(server, payloads);
+  const wire = await measureRuntime(server, payloads);
+  const defaults = await measureDefaults(server);
+  const stepEvents = await measureStepEvents(server);
+  return { floor, wire, defaults, stepEvents };
 });
-const goals = targets(measured.floor, measured.wire);
-report(measured.floor, measured.wire, goals);
+const goals = targets(measured.floor, measured.wire, measured.defaults);
+report(measured.floor, measured.wire, measured.defaults, measured.stepEvents, goals);
+const seconds = (now() - began) / 1000;
 const out = join(workspaceRoot, "results");
 mkdirSync(out, { recursive: true });
 const file = join(out, "bench.json");
-const seconds = (now() - began) / 1000;
-writeFileSync(
-  file,
-  `${JSON.stringify({ environment: { ...env, loadavgAfter: loadavg(), seconds, quick: scale < 1 }, ...measured, targets: goals }, null, 2)}\n`,
-);
-console.log(`\n[bench] wrote ${file} in ${seconds.toFixed(0)} s`);
+const environmentAfter = { ...env, loadavgAfter: loadavg(), seconds };
+writeFileSync(file, `${JSON.stringify({ environment: environmentAfter, ...measured, targets: goals }, null, 2)}\n`);
+console.log(`\n[bench] wrote ${file} (${seconds.toFixed(0)} s in all)`);

@@ -14,8 +14,11 @@ const READY_TIMEOUT_MS = 120_000;
 
 // The group leader is this small shell: it runs wrangler and, when the bench process dies without stopping it
 // (Ctrl-C on an outer tool, SIGKILL) or wrangler exits by itself, kills its whole group.
+// It also lifts its soft open-files limit to the hard one first: wrangler dev holds a socket open per console.log
+// line of the Worker (see docs/performance.md), and a 1024 soft limit would end a run that logs a few hundred.
 const WATCHDOG = `
 owner=$1; shift
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 "$@" &
 child=$!
 while kill -0 "$owner" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 1; done
@@ -115,8 +118,14 @@ async function discovers(url: string): Promise<boolean> {
 
 /** Starts `wrangler dev` for examples/bench-server on `port` and waits until /mcp answers server/discover. */
 export async function startServer(port: number): Promise<BenchServer> {
-  if (await isListening(port)) {
-    throw new Error(`bench: something already listens on 127.0.0.1:${port}; stop it or set BENCH_PORT to a free port`);
+  // Its own inspector port too: wrangler dev processes starting at once would all take the default 9229.
+  const inspectorPort = port + 1000;
+  for (const taken of [port, inspectorPort]) {
+    if (await isListening(taken)) {
+      throw new Error(
+        `bench: something already listens on 127.0.0.1:${taken}; stop it or set BENCH_PORT (uses it and it + 1000)`,
+      );
+    }
   }
   const root = mkdtempSync(join(tmpdir(), "bench-server-"));
   const logFile = join(root, "wrangler.log");
@@ -128,6 +137,8 @@ export async function startServer(port: number): Promise<BenchServer> {
     "127.0.0.1",
     "--port",
     String(port),
+    "--inspector-port",
+    String(inspectorPort),
     "--persist-to",
     join(root, "state"),
     "--log-level",
@@ -138,7 +149,15 @@ export async function startServer(port: number): Promise<BenchServer> {
   const child = spawn("setsid", ["sh", "-c", WATCHDOG, "bench-wrangler", String(process.pid), ...args], {
     cwd: exampleRoot,
     stdio: ["ignore", log, log],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: "false",
+      CI: "true",
+      // wrangler dev's local observability records a trace span for every storage statement and RPC (about
+      // 40 µs of CPU per SQL statement here): a development aid with no counterpart in production, so it is off
+      // unless BENCH_LOCAL_OBSERVABILITY=1 asks for it (see docs/performance.md).
+      X_LOCAL_OBSERVABILITY: process.env.BENCH_LOCAL_OBSERVABILITY === "1" ? "true" : "false",
+    },
   });
   closeSync(log);
   const pgid = child.pid;
@@ -183,7 +202,9 @@ export async function startServer(port: number): Promise<BenchServer> {
     if (exited || Date.now() > deadline) {
       const output = readLog();
       await stop();
-      throw new Error(`bench: wrangler dev did not come up on ${url} (${exited ? "it exited" : "timed out"}):\n${output}`);
+      throw new Error(
+        `bench: wrangler dev did not come up on ${url} (${exited ? "it exited" : "timed out"}):\n${output}`,
+      );
     }
     await sleep(250);
   }

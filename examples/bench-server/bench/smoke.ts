@@ -23,25 +23,35 @@ await withServer(port, async (server) => {
     }
   });
   assert.deepEqual(resultOf(finals.get(steps)!.task), { steps: 3, bytes: 15 });
-  assert.deepEqual(resultOf(finals.get(sleeper)!.task), { steps: 4 });
+  const slept = resultOf(finals.get(sleeper)!.task);
+  assert.equal(slept.steps, 4);
+  assert.equal(typeof slept.replayMs, "number");
   assert.deepEqual(resultOf(finals.get(asker)!.task), { action: "accept", content: { ok: true } });
   assert.deepEqual(resultOf(await client.get(steps)), { steps: 3, bytes: 15 });
+
+  // The same tools on the endpoints with task event logging off and on every step.
+  for (const path of ["/mcp-quiet", "/mcp-step-events"]) {
+    const other = new McpClient(`${server.origin}${path}`);
+    const taskId = await other.start("bench_steps", { steps: 2, payloadBytes: 4 });
+    assert.deepEqual(resultOf((await other.listen([taskId])).get(taskId)!.task), { steps: 2, bytes: 8 }, path);
+  }
 
   // A task tool refuses arguments outside its schema.
   const refused = await client.call("tools/call", { name: "bench_steps", arguments: { steps: -1, payloadBytes: 0 } });
   assert.equal(refused.isError, true);
 
-  for (const path of ["/floor/noop", "/floor/http", "/floor/http-write"]) {
+  for (const path of ["/floor/noop", "/floor/http", "/floor/http-new", "/floor/http-write"]) {
     const response = await fetch(`${server.origin}${path}`);
     assert.equal(response.status, 200, path);
     assert.equal(await response.text(), "ok", path);
   }
-  const rpc = (await (await fetch(`${server.origin}/floor/rpc?n=5`)).json()) as { n: number; totalMs: number };
-  assert.equal(rpc.n, 5);
-  const inserted = (await (await fetch(`${server.origin}/floor/insert?n=7`)).json()) as { n: number };
-  assert.equal(inserted.n, 7);
-  const synced = (await (await fetch(`${server.origin}/floor/insert-synced?n=3`)).json()) as { times: number[] };
-  assert.equal(synced.times.length, 3);
+  const floor = async <T>(path: string) => (await (await fetch(`${server.origin}${path}`)).json()) as T;
+  assert.equal((await floor<{ n: number }>("/floor/rpc?n=5")).n, 5);
+  assert.equal((await floor<{ n: number }>("/floor/insert?n=7&bytes=3")).n, 7);
+  assert.equal((await floor<{ n: number }>("/floor/insert-synced?n=3")).n, 3);
+  assert.equal((await floor<{ n: number }>("/floor/log?n=2")).n, 2);
+  assert.equal((await floor<{ times: number[] }>("/floor/alarm?n=2")).times.length, 2);
+  assert.equal(typeof (await floor<{ dateMs: number }>("/floor/clock?iterations=1000")).dateMs, "number");
   assert.equal((await fetch(`${server.origin}/nowhere`)).status, 404);
 });
 

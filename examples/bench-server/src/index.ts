@@ -1,12 +1,18 @@
 // The bench server: durable-mcp-server task tools that `pnpm bench` drives over the wire, and beside them the
 // platform floor in the same runtime: `/floor/*` routes and a `Floor` Durable Object that do the least a request,
-// a Durable Object call or a SQLite write can do. No auth: every caller is "anonymous". Local use only.
+// a Durable Object call, a SQLite write or a log line can do. No auth: every caller is "anonymous". Local use only.
+//   /mcp               the tools with the library's defaults
+//   /mcp-quiet         the same tools with task event logging off (`events: "none"`)
+//   /mcp-step-events   the same tools logging every step (`events: "all"`)
+// Each endpoint has its own TaskRunner class, since the event level is fixed per class.
 import { DurableObject } from "cloudflare:workers";
 import { durableMcp, McpServer } from "durable-mcp-server";
 import * as z from "zod";
 
 export interface Env {
   TASK_RUNNER: DurableObjectNamespace;
+  QUIET_TASK_RUNNER: DurableObjectNamespace;
+  STEP_EVENTS_TASK_RUNNER: DurableObjectNamespace;
   FLOOR: DurableObjectNamespace<Floor>;
 }
 
@@ -44,11 +50,15 @@ const createServer = () => {
       inputSchema: z.object({ before: count(MAX_STEPS), sleepMs: count(3_600_000), after: count(MAX_STEPS) }),
     },
     async ({ before, sleepMs, after }, step) => {
+      // Not deterministic on purpose: every run starts here, so in the run that gets past the sleep (the one the
+      // alarm started after it) this times the replay of the `before` journaled steps and the sleep itself.
+      const runStartedAt = Date.now();
       let steps = 0;
       for (let i = 0; i < before; i++) steps += await step.do(`before ${i}`, async () => 1);
       await step.sleep("sleep", sleepMs);
+      const replayMs = Date.now() - runStartedAt;
       for (let i = 0; i < after; i++) steps += await step.do(`after ${i}`, async () => 1);
-      return text({ steps });
+      return text({ steps, replayMs });
     },
   );
 
@@ -70,15 +80,23 @@ const createServer = () => {
 const mcp = durableMcp<Env>(createServer);
 export const TaskRunner = mcp.TaskRunner;
 
+const quiet = durableMcp<Env>(createServer, { binding: "QUIET_TASK_RUNNER", path: "/mcp-quiet", events: "none" });
+export const QuietTaskRunner = quiet.TaskRunner;
+
+const stepEvents = durableMcp<Env>(createServer, {
+  binding: "STEP_EVENTS_TASK_RUNNER",
+  path: "/mcp-step-events",
+  events: "all",
+});
+export const StepEventsTaskRunner = stepEvents.TaskRunner;
+
 /**
  * The storage floor: one SQLite Durable Object with a one-column table. Its methods do nothing but what their
  * names say, so their cost is the platform's.
  */
 export class Floor extends DurableObject<Env> {
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
-    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT NOT NULL)");
-  }
+  #table = false;
+  #alarmed: (() => void) | undefined;
 
   /** A call that touches nothing. */
   ping(): number {
@@ -87,26 +105,60 @@ export class Floor extends DurableObject<Env> {
 
   /**
    * `n` INSERTs with no await between them: they coalesce into one implicit transaction, committed once after
-   * the call, and the reply waits for that commit (the output gate). workerd's clock stands still without I/O,
-   * so the caller times this from outside.
+   * the call, and the reply waits for that commit (the output gate). The caller times the whole call from
+   * outside; `insideMs` is the loop alone, on workerd's clock (whole milliseconds).
    */
-  insert(n: number, bytes: number): number {
+  insert(n: number, bytes: number): { n: number; insideMs: number } {
+    const sql = this.#sql();
     const value = "x".repeat(bytes);
-    for (let i = 0; i < n; i++) this.ctx.storage.sql.exec("INSERT INTO rows (v) VALUES (?)", value);
-    return n;
+    const begin = performance.now();
+    for (let i = 0; i < n; i++) sql.exec("INSERT INTO rows (v) VALUES (?)", value);
+    return { n, insideMs: performance.now() - begin };
   }
 
-  /** `n` INSERTs, each followed by an awaited storage.sync(): the clock advances at that I/O, so time it here. */
-  async insertSynced(n: number, bytes: number): Promise<number[]> {
+  /** `n` times: one INSERT, then an awaited storage.sync() (the commit made durable before going on). */
+  async insertSynced(n: number, bytes: number): Promise<{ n: number; insideMs: number }> {
+    const sql = this.#sql();
     const value = "x".repeat(bytes);
-    const times: number[] = [];
+    const begin = performance.now();
     for (let i = 0; i < n; i++) {
-      const begin = performance.now();
-      this.ctx.storage.sql.exec("INSERT INTO rows (v) VALUES (?)", value);
+      sql.exec("INSERT INTO rows (v) VALUES (?)", value);
       await this.ctx.storage.sync();
-      times.push(performance.now() - begin);
     }
-    return times;
+    return { n, insideMs: performance.now() - begin };
+  }
+
+  /** Arms the alarm for now and resolves once alarm() has started: the dispatch latency of an alarm, in ms. */
+  async alarmDispatch(): Promise<number> {
+    const fired = new Promise<void>((resolve) => (this.#alarmed = resolve));
+    const begin = performance.now();
+    await this.ctx.storage.setAlarm(Date.now());
+    await fired;
+    return performance.now() - begin;
+  }
+
+  override async alarm(): Promise<void> {
+    this.#alarmed?.();
+    this.#alarmed = undefined;
+  }
+
+  /** Spins the CPU with no I/O and reports how far the clock moved meanwhile (0 where it stands still). */
+  clock(iterations: number): { dateMs: number; perfMs: number } {
+    const date = Date.now();
+    const perf = performance.now();
+    let x = 0;
+    for (let i = 0; i < iterations; i++) x = (x + i) % 7919;
+    if (x < 0) throw new Error("unreachable");
+    return { dateMs: Date.now() - date, perfMs: performance.now() - perf };
+  }
+
+  #sql(): SqlStorage {
+    const sql = this.ctx.storage.sql;
+    if (!this.#table) {
+      sql.exec("CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT NOT NULL)");
+      this.#table = true;
+    }
+    return sql;
   }
 }
 
@@ -123,16 +175,19 @@ async function floor(url: URL, env: Env): Promise<Response> {
       // An HTTP request that reaches the Worker and nothing else.
       return new Response("ok");
     case "/floor/http":
-      // An HTTP request that makes one Durable Object call (a warm object, no storage).
+      // An HTTP request that makes one Durable Object call (a warm object, no storage): the HTTP floor.
       await named("http").ping();
       return new Response("ok");
-    case "/floor/http-write": {
-      // An HTTP request that creates a new Durable Object and commits one row in it (what tools/call must do).
+    case "/floor/http-new":
+      // The same call to an object that did not exist before.
+      await env.FLOOR.get(env.FLOOR.newUniqueId()).ping();
+      return new Response("ok");
+    case "/floor/http-write":
+      // A new object that creates its table and commits one row before it answers: what tools/call must do.
       await env.FLOOR.get(env.FLOOR.newUniqueId()).insert(1, 0);
       return new Response("ok");
-    }
     case "/floor/rpc": {
-      // `n` sequential Worker→DO RPCs timed inside the Worker: each is I/O, so the clock advances across it.
+      // `n` sequential Worker→DO RPCs timed inside the Worker.
       const n = int(url, "n", 100, 10_000);
       const stub = named("rpc");
       await stub.ping();
@@ -141,11 +196,28 @@ async function floor(url: URL, env: Env): Promise<Response> {
       return json({ n, totalMs: performance.now() - begin });
     }
     case "/floor/insert":
-      return json({ n: await named("insert").insert(int(url, "n", 0, 100_000), int(url, "bytes", 0, MAX_PAYLOAD)) });
-    case "/floor/insert-synced": {
-      const times = await named("synced").insertSynced(int(url, "n", 100, 10_000), int(url, "bytes", 0, MAX_PAYLOAD));
-      return json({ n: times.length, times });
+      return json(await named("insert").insert(int(url, "n", 0, 100_000), int(url, "bytes", 0, MAX_PAYLOAD)));
+    case "/floor/insert-synced":
+      return json(await named("synced").insertSynced(int(url, "n", 100, 10_000), int(url, "bytes", 0, MAX_PAYLOAD)));
+    case "/floor/log": {
+      // `n` console.log lines shaped like a task event line.
+      const n = int(url, "n", 0, 10_000);
+      const begin = performance.now();
+      for (let i = 0; i < n; i++) {
+        console.log(JSON.stringify({ event: "step_finished", taskId: "floor", tool: "floor", step: `step ${i}` }));
+      }
+      return json({ n, insideMs: performance.now() - begin });
     }
+    case "/floor/alarm": {
+      // `n` alarms armed for "now", one after another, each timed from setAlarm() to alarm() starting.
+      const stub = named("alarm");
+      const n = int(url, "n", 10, 1000);
+      const times: number[] = [];
+      for (let i = 0; i < n; i++) times.push(await stub.alarmDispatch());
+      return json({ n, times });
+    }
+    case "/floor/clock":
+      return json(await named("clock").clock(int(url, "iterations", 10_000_000, 1_000_000_000)));
     default:
       return new Response("Not found", { status: 404 });
   }
@@ -155,6 +227,8 @@ export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/mcp") return mcp.serve(request, env);
+    if (url.pathname === "/mcp-quiet") return quiet.serve(request, env);
+    if (url.pathname === "/mcp-step-events") return stepEvents.serve(request, env);
     if (url.pathname.startsWith("/floor/")) return floor(url, env);
     return new Response("Not found", { status: 404 });
   },
