@@ -5,7 +5,7 @@ import { envelopeFor, toolErrorResult, toToolResult } from "../errors/envelope.j
 import { runWithJournal, type RunOutcome } from "../steps/engine.js";
 import { StepJournal } from "../steps/journal.js";
 import { toDetailedTask, toTask, type DetailedTask, type Task } from "../wire/task-shapes.js";
-import { hasSchema, migrate } from "./schema.js";
+import { migrate, schemaVersion } from "./schema.js";
 import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
 import type { TaskRegistry } from "./task-definition.js";
 import {
@@ -75,13 +75,14 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
     private store = new TaskStore(this.ctx.storage.sql);
     private journal = new StepJournal(this.ctx.storage.sql);
-    private ready = hasSchema(this.ctx.storage.sql);
+    private ready = false;
     /** Aborted on cancel: the signals of this instance's in-flight step attempts. */
     private controllers = new Set<AbortController>();
     private listeners = new Set<TaskListener>();
     /** A run should start as soon as possible (an answer arrived, or a run handed off). */
     private wakeRequested = false;
     private running = false;
+    private registry: TaskRegistry | undefined;
     /** Set when a cancel wins in this instance: what a run under way checks at every step boundary. */
     private cancelled = false;
     /** Consecutive runs of this instance that failed outside the handler. */
@@ -89,14 +90,17 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
 
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env);
-      // Bring an existing task's schema up to date before any request or alarm reads it.
-      if (this.ready) migrate(ctx.storage);
+      // Bring an existing task's schema up to date before any request or alarm reads it. An untouched object
+      // (an unknown id) gets no tables: reads must not create storage.
+      const version = schemaVersion(ctx.storage.sql);
+      if (version > 0) migrate(ctx.storage, version);
+      this.ready = version > 0;
     }
 
     /** Creates the task and arms the alarm that runs it; see TaskRunnerRpc.create for repeated ids. */
     async create(task: NewTask): Promise<Task | null> {
       if (!this.ready) {
-        migrate(this.ctx.storage);
+        migrate(this.ctx.storage, 0);
         this.ready = true;
       }
       const existing = this.store.read();
@@ -254,7 +258,9 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     private async runHandler(record: TaskRecord, startedAt: number): Promise<void> {
-      const definition = options.registry(this.env).getTaskDefinition(record.tool);
+      // The author's server is built once per instance, not once per run: only its handlers are needed here.
+      this.registry ??= options.registry(this.env);
+      const definition = this.registry.getTaskDefinition(record.tool);
       if (!definition) {
         this.finish({
           status: "failed",

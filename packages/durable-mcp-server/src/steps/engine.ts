@@ -333,7 +333,8 @@ function serializeResult(step: string, value: unknown): string | null {
     throw new StepResultError(`step "${step}" returned a value that is not JSON: ${describeError(error).message}`);
   }
   if (text === undefined) throw new StepResultError(`step "${step}" returned a value that is not JSON`);
-  const bytes = new TextEncoder().encode(text).byteLength;
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: only long results need the exact count.
+  const bytes = text.length * 3 <= MAX_STEP_RESULT_BYTES ? 0 : new TextEncoder().encode(text).byteLength;
   if (bytes > MAX_STEP_RESULT_BYTES) {
     throw new StepResultError(
       `step "${step}" returned ${bytes} bytes of JSON; a step result may be at most ${MAX_STEP_RESULT_BYTES} bytes`,
