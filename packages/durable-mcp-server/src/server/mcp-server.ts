@@ -14,11 +14,11 @@ import {
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { ErrorCodes } from "../errors/codes.js";
-import { isTaskIdShape, newTaskId, taskIdForKey } from "../ids.js";
+import { newTaskId, taskIdForKey } from "../ids.js";
+import { cancelTask, getTask, updateTask } from "./task-methods.js";
 import type { TaskDefinition, TaskRegistry } from "../runner/task-definition.js";
 import type { RunnerClient } from "../routing/runner-client.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
-import { MAX_STEP_RESULT_BYTES } from "../steps/engine.js";
 import type { Step } from "../steps/types.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
 import { registerFacadeTools } from "../fallback/facade-tools.js";
@@ -116,6 +116,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
   readonly #tasks = new Map<string, RegisteredTask>();
   readonly #defaults: { fallback: FallbackPolicy; waitForMs: number };
   readonly #facade: FacadeNames;
+  readonly #serverInfo: Implementation;
   #facadeRegistered = false;
   #runtime: TaskRuntime | undefined;
 
@@ -125,6 +126,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       // Declaring tools here installs the SDK's tools/call handler now, so it can be wrapped below.
       capabilities: mergeCapabilities(options.capabilities ?? {}, { tools: {}, extensions: { [TASKS_EXTENSION]: {} } }),
     });
+    this.#serverInfo = serverInfo;
     this.#defaults = {
       fallback: tasks?.fallback ?? "wait",
       waitForMs: toMilliseconds(tasks?.waitFor ?? DEFAULT_WAIT_FOR_MS),
@@ -141,29 +143,21 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       return result as CallToolResult;
     });
     this.server.setRequestHandler(TaskMethods.get, { params: taskIdParams }, async ({ taskId }, ctx) => {
-      const task = await this.#tasksRuntime(ctx).runners.get(this.#access(taskId, ctx));
-      if (!task) throw unknownTask();
-      return { ...task } as Record<string, unknown>;
+      return { ...(await getTask(this.#tasksRuntime(ctx), taskId)) } as Record<string, unknown>;
     });
     this.server.setRequestHandler(TaskMethods.update, { params: taskIdParams }, async ({ taskId }, ctx) => {
-      const responses = ctx.mcpReq.inputResponses ?? {};
-      for (const [key, value] of Object.entries(responses)) {
-        // An answer is journaled like a step result, so it obeys the same size limit.
-        if (new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength > MAX_STEP_RESULT_BYTES) {
-          throw new ProtocolError(
-            ErrorCodes.InvalidParams,
-            `input response "${key}" is larger than ${MAX_STEP_RESULT_BYTES} bytes`,
-          );
-        }
-      }
-      const updated = await this.#tasksRuntime(ctx).runners.update(this.#access(taskId, ctx), responses);
-      if (!updated) throw unknownTask();
+      await updateTask(this.#tasksRuntime(ctx), taskId, ctx.mcpReq.inputResponses ?? {});
       return {};
     });
     this.server.setRequestHandler(TaskMethods.cancel, { params: taskIdParams }, async ({ taskId }, ctx) => {
-      if (!(await this.#tasksRuntime(ctx).runners.cancel(this.#access(taskId, ctx)))) throw unknownTask();
+      await cancelTask(this.#tasksRuntime(ctx), taskId);
       return {};
     });
+  }
+
+  /** The name and version this server was constructed with (the router's fast path answers with them). */
+  get serverInfo(): Implementation {
+    return this.#serverInfo;
   }
 
   /**
@@ -275,12 +269,6 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     }
     return this.#runtime;
   }
-
-  #access(taskId: string, ctx: ServerContext) {
-    // Garbage ids never reach a Durable Object; they look exactly like unknown ones.
-    if (!isTaskIdShape(taskId)) throw unknownTask();
-    return { taskId, principal: this.#tasksRuntime(ctx).principal };
-  }
 }
 
 export const IDEMPOTENCY_KEY_META = "durable-mcp-server/idempotencyKey";
@@ -297,11 +285,6 @@ function idempotencyKeyOf(ctx: ServerContext): string | undefined {
     throw new ProtocolError(ErrorCodes.InvalidParams, "An idempotency key must be 1 to 255 characters long");
   }
   return key;
-}
-
-/** Unknown, expired and foreign tasks are indistinguishable: same code, same message, no data. */
-function unknownTask(): ProtocolError {
-  return new ProtocolError(ErrorCodes.InvalidParams, "Unknown task");
 }
 
 function validateSync(

@@ -1,0 +1,55 @@
+import { ProtocolError } from "@modelcontextprotocol/server";
+import { ErrorCodes } from "../errors/codes.js";
+import { isTaskIdShape } from "../ids.js";
+import type { TaskAccess } from "../runner/task-runner.js";
+import type { RunnerClient } from "../routing/runner-client.js";
+import { MAX_STEP_RESULT_BYTES } from "../steps/engine.js";
+import type { DetailedTask } from "../wire/task-shapes.js";
+
+/** Who is asking, and how to reach runners: what every `tasks/*` method needs. */
+export interface TaskCaller {
+  principal: string;
+  runners: RunnerClient;
+}
+
+/**
+ * `tasks/get`, `tasks/update` and `tasks/cancel`, once the request is known to be well-formed and to declare the
+ * extension. The one implementation behind both the SDK handlers and the router's fast path. Unknown, expired and
+ * foreign tasks are indistinguishable: same code, same message, no data.
+ */
+export async function getTask(caller: TaskCaller, taskId: string): Promise<DetailedTask> {
+  const task = await caller.runners.get(access(caller, taskId));
+  if (!task) throw unknownTask();
+  return task;
+}
+
+export async function updateTask(
+  caller: TaskCaller,
+  taskId: string,
+  responses: Record<string, unknown>,
+): Promise<void> {
+  for (const [key, value] of Object.entries(responses)) {
+    // An answer is journaled like a step result, so it obeys the same size limit.
+    if (new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength > MAX_STEP_RESULT_BYTES) {
+      throw new ProtocolError(
+        ErrorCodes.InvalidParams,
+        `input response "${key}" is larger than ${MAX_STEP_RESULT_BYTES} bytes`,
+      );
+    }
+  }
+  if (!(await caller.runners.update(access(caller, taskId), responses))) throw unknownTask();
+}
+
+export async function cancelTask(caller: TaskCaller, taskId: string): Promise<void> {
+  if (!(await caller.runners.cancel(access(caller, taskId)))) throw unknownTask();
+}
+
+function access(caller: TaskCaller, taskId: string): TaskAccess {
+  // Garbage ids never reach a Durable Object; they look exactly like unknown ones.
+  if (!isTaskIdShape(taskId)) throw unknownTask();
+  return { taskId, principal: caller.principal };
+}
+
+function unknownTask(): ProtocolError {
+  return new ProtocolError(ErrorCodes.InvalidParams, "Unknown task");
+}
