@@ -10,6 +10,8 @@ export interface RpcOptions {
   id?: number | string;
   /** Send this raw text instead of a JSON-RPC body. */
   rawBody?: string;
+  /** The endpoint path (default /mcp). */
+  path?: string;
 }
 
 export interface RpcReply {
@@ -53,7 +55,7 @@ export function rpcRequest(method: string, params: Record<string, unknown> = {},
     else headers[key] = value;
   }
   const body = options.rawBody ?? JSON.stringify({ jsonrpc: "2.0", id, method, params: fullParams });
-  return new Request("http://fixture.test/mcp", { method: "POST", headers, body });
+  return new Request(`http://fixture.test${options.path ?? "/mcp"}`, { method: "POST", headers, body });
 }
 
 /** Reads SSE `data:` frames as they arrive. */

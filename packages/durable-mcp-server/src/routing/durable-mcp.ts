@@ -1,4 +1,9 @@
-import { createMcpHandler, type AuthInfo, type CreateMcpHandlerOptions } from "@modelcontextprotocol/server";
+import {
+  createMcpHandler,
+  type AuthInfo,
+  type CreateMcpHandlerOptions,
+  type Implementation,
+} from "@modelcontextprotocol/server";
 import { ErrorCodes } from "../errors/codes.js";
 import { JsonRpcError } from "../errors/errors.js";
 import type { TaskEventLevel } from "../task-events.js";
@@ -6,6 +11,7 @@ import { defineTaskRunner } from "../runner/task-runner.js";
 import type { McpServer } from "../server/mcp-server.js";
 import { jsonRpcErrorResponse } from "./responses.js";
 import { RunnerClient } from "./runner-client.js";
+import { isTaskMethodRequest, serveTaskMethod } from "./task-fast-path.js";
 import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
 
 /**
@@ -35,6 +41,11 @@ export interface DurableMcpOptions<Env> {
   purgeGraceMs?: number;
   /** Which task events are logged as JSON lines: "task" (default: no per-step start/finish), "all", "none". */
   events?: TaskEventLevel;
+  /**
+   * Answer well-formed `tasks/get|update|cancel` straight from the TaskRunner, skipping the SDK's per-request
+   * server (default true). Anything not on that happy path goes through the SDK either way.
+   */
+  taskFastPath?: boolean;
 }
 
 interface RequestBinding<Env> {
@@ -65,6 +76,10 @@ export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: 
     return createServer(binding.env).bindTaskRuntime({ principal: binding.principal, runners: binding.runners });
   }, options.handler);
 
+  // The fast path answers with the server's name and version, as the SDK does; build the server once to learn them.
+  let serverInfo: Implementation | undefined;
+  const serverInfoOf = (env: Env) => (serverInfo ??= createServer(env).serverInfo);
+
   function runnersFor(env: Env): RunnerClient {
     const namespace = (env as Record<string, unknown>)[bindingName] as DurableObjectNamespace | undefined;
     if (!namespace || typeof namespace.idFromName !== "function") {
@@ -84,6 +99,12 @@ export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: 
         throw new Error("authenticate() must return a Caller with a non-empty principal, or a Response");
       }
       const runners = runnersFor(env);
+      if (options.taskFastPath !== false && isTaskMethodRequest(request)) {
+        const answered = await serveTaskMethod(request.clone(), { principal: caller.principal, runners }, () =>
+          serverInfoOf(env),
+        );
+        if (answered) return answered;
+      }
       if (request.method === "POST" && wantsTaskListen(request)) {
         const listen = await serveTaskListen(request.clone(), { principal: caller.principal, runners });
         if (listen) return listen;
