@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The demo command (README: `npm start`). Needs only Node >= 20 and npm: installs the workspace (with Node 22),
-# then serves the demo Worker with `wrangler dev` on local embedded storage at http://127.0.0.1:8788/mcp.
+# The demo command (README: `npm start`). Needs only Node >= 20 and npm: installs the workspace (with Node 22), builds
+# the task page, then serves the demo Worker with `wrangler dev` on local embedded storage: the page at
+# http://127.0.0.1:8788/, MCP at http://127.0.0.1:8788/mcp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PNPM_VERSION=12.4.2
@@ -8,4 +9,6 @@ if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$P
   pnpm() { npx -y "pnpm@$PNPM_VERSION" "$@"; }
 fi
 pnpm install --frozen-lockfile
+# The task page (apps/demo-client) into the folder wrangler.jsonc serves as static assets: http://127.0.0.1:8788/
+npx -y "pnpm@$PNPM_VERSION" --filter demo-client exec vite build --outDir www --emptyOutDir
 exec npx -y "pnpm@$PNPM_VERSION" exec wrangler dev "$@"

@@ -125,7 +125,10 @@ const mcp = durableMcp(createServer);
 export const TaskRunner = mcp.TaskRunner;
 
 const app = new Hono<{ Bindings: Env }>();
-app.get("/", (c) => c.text("durable-mcp-server demo. MCP endpoint: POST /mcp\n"));
+// With the task page built (`npm start` does), the static assets answer "/" before this route is reached.
+app.get("/", (c) =>
+  c.text("durable-mcp-server demo. MCP endpoint: POST /mcp\nThe task page is not built: `npm start` builds it.\n"),
+);
 app.get("/healthz", (c) => c.json({ ok: true }));
 app.all("/mcp", (c) => mcp.serve(c.req.raw, c.env));
 

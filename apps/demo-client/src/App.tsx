@@ -1,0 +1,566 @@
+// The task page: connect to an MCP server, start a tool as a task from a form generated from its input schema,
+// follow it live, answer its questions, cancel it; `/task/<id>` adds the task's raw JSON-RPC log.
+import { useEffect, useState, type MouseEvent, type ReactNode } from "react";
+import {
+  FINAL_STATUSES,
+  McpError,
+  progressOf,
+  resultText,
+  rpc,
+  taskSupport,
+  TASKS_EXTENSION,
+  type JsonObject,
+  type LogEntry,
+  type TaskSnapshot,
+  type ToolInfo,
+} from "./mcp.ts";
+import { SchemaForm } from "./SchemaForm.tsx";
+import { store, useStore, type TaskView } from "./store.ts";
+
+const SERVER_KEY = "durable-mcp-demo-client/server";
+const defaultServer = () => `${location.origin}/mcp`;
+/** Connecting is not a task: its exchanges are not logged. */
+const ignore = () => {};
+
+function usePath(): [string, (path: string) => void] {
+  const [path, setPath] = useState(location.pathname);
+  useEffect(() => {
+    const onPop = () => setPath(location.pathname);
+    addEventListener("popstate", onPop);
+    return () => removeEventListener("popstate", onPop);
+  }, []);
+  const go = (next: string) => {
+    history.pushState(null, "", next);
+    setPath(next);
+    scrollTo(0, 0);
+  };
+  return [path, go];
+}
+
+function Link({ to, go, children }: { to: string; go: (path: string) => void; children: ReactNode }) {
+  const click = (event: MouseEvent) => {
+    if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
+    event.preventDefault();
+    go(to);
+  };
+  return (
+    <a href={to} onClick={click}>
+      {children}
+    </a>
+  );
+}
+
+export function App() {
+  const [path, go] = usePath();
+  const match = /^\/task\/([^/]+)\/?$/.exec(path);
+  return (
+    <main>
+      <header>
+        <h1>
+          <Link to="/" go={go}>
+            durable-mcp-server · tasks
+          </Link>
+        </h1>
+        <p className="muted">
+          An MCP client in this page: it starts tools as tasks (MCP Tasks extension, protocol 2026-07-28) and follows
+          them with tasks/get.
+        </p>
+      </header>
+      {match ? <TaskPage taskId={decodeURIComponent(match[1] ?? "")} go={go} /> : <Home go={go} />}
+    </main>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Connecting
+
+interface Problem {
+  message: string;
+  next: string;
+}
+
+type Connection =
+  | { state: "idle" }
+  | { state: "connecting"; url: string }
+  | { state: "failed"; url: string; problem: Problem }
+  | { state: "connected"; url: string; server: string; tasks: boolean; tools: ToolInfo[] };
+
+function describe(error: unknown, url: string, what: string): Problem {
+  if (error instanceof McpError) {
+    if (error.kind === "unreachable") {
+      return {
+        message: `${error.message} Nothing answered there, or the browser blocked the request.`,
+        next:
+          "Check the URL and that the server is running (the demo: `npm start`, MCP at http://127.0.0.1:8788/mcp). " +
+          "A server on another origin must allow this page's origin (CORS). Or connect to this page's own server.",
+      };
+    }
+    if (error.kind === "not-mcp") {
+      return {
+        message: `${url} answered ${what}, but not as an MCP server (${error.httpStatus !== undefined ? `HTTP ${error.httpStatus}` : "no status"}).`,
+        next: "Check the path: durable-mcp-server serves MCP at /mcp. Or connect to this page's own server.",
+      };
+    }
+    return {
+      message: `${url} refused ${what}: ${error.rpcError?.message ?? error.message} (JSON-RPC error ${error.rpcError?.code ?? "?"}).`,
+      next:
+        "This page speaks MCP 2026-07-28 (server/discover); an older server cannot run tasks for it. " +
+        "Connect to a server built with durable-mcp-server, such as this page's own.",
+    };
+  }
+  return { message: `${what} failed: ${String(error)}`, next: "Try again, or connect to this page's own server." };
+}
+
+function Home({ go }: { go: (path: string) => void }) {
+  const [url, setUrl] = useState(() => localStorage.getItem(SERVER_KEY) ?? defaultServer());
+  const [connection, setConnection] = useState<Connection>({ state: "idle" });
+
+  const connect = async (target: string) => {
+    setUrl(target);
+    setConnection({ state: "connecting", url: target });
+    let server = "";
+    let tasks = false;
+    try {
+      const discovered = await rpc(target, "server/discover", {}, ignore);
+      const meta = discovered._meta as JsonObject | undefined;
+      const info = meta?.["io.modelcontextprotocol/serverInfo"] as JsonObject | undefined;
+      server = info ? `${String(info.name)} ${String(info.version)}` : "an MCP server";
+      const capabilities = discovered.capabilities as JsonObject | undefined;
+      const extensions = capabilities?.extensions as JsonObject | undefined;
+      tasks = !!extensions && TASKS_EXTENSION in extensions;
+    } catch (error) {
+      setConnection({ state: "failed", url: target, problem: describe(error, target, "server/discover") });
+      return;
+    }
+    try {
+      const listed = await rpc(target, "tools/list", {}, ignore);
+      const tools = Array.isArray(listed.tools) ? (listed.tools as unknown as ToolInfo[]) : [];
+      localStorage.setItem(SERVER_KEY, target);
+      setConnection({ state: "connected", url: target, server, tasks, tools });
+    } catch (error) {
+      setConnection({ state: "failed", url: target, problem: describe(error, target, "tools/list") });
+    }
+  };
+
+  return (
+    <>
+      <section className="panel">
+        <h2>1. Connect</h2>
+        <form
+          className="connect"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void connect(url.trim());
+          }}
+        >
+          <label htmlFor="server-url">MCP server URL</label>
+          <input id="server-url" value={url} onChange={(e) => setUrl(e.target.value)} spellCheck={false} />
+          <button type="submit" disabled={connection.state === "connecting"}>
+            {connection.state === "connecting" ? "Connecting…" : "Connect"}
+          </button>
+        </form>
+        {connection.state === "failed" && (
+          <div className="error" role="alert" data-testid="connect-error">
+            <p>{connection.problem.message}</p>
+            <p>Next: {connection.problem.next}</p>
+            <div className="buttons">
+              <button type="button" onClick={() => void connect(connection.url)}>
+                Retry
+              </button>
+              {connection.url !== defaultServer() && (
+                <button type="button" onClick={() => void connect(defaultServer())}>
+                  Use this page's server ({defaultServer()})
+                </button>
+              )}
+            </div>
+          </div>
+        )}
+        {connection.state === "connected" && (
+          <p data-testid="connected">
+            Connected to <strong>{connection.server}</strong> at <code>{connection.url}</code>
+            {connection.tasks ? " (Tasks extension: yes)." : "."}
+          </p>
+        )}
+        {connection.state === "connected" && !connection.tasks && (
+          <div className="warning" role="alert" data-testid="no-tasks">
+            <p>
+              This server does not offer the MCP Tasks extension (server/discover has no capabilities.extensions["
+              {TASKS_EXTENSION}"]), so nothing it runs becomes a task this page can follow.
+            </p>
+            <p>
+              Next: its tools still answer below as plain calls; for tasks, connect to a server built with
+              durable-mcp-server, such as{" "}
+              <button type="button" className="link" onClick={() => void connect(defaultServer())}>
+                this page's own
+              </button>
+              .
+            </p>
+          </div>
+        )}
+      </section>
+      {connection.state === "connected" && <Tools connection={connection} />}
+      <TaskList go={go} />
+    </>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Starting a tool
+
+function Tools({ connection }: { connection: Extract<Connection, { state: "connected" }> }) {
+  const [selected, setSelected] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<{ kind: "ok" | "error"; text: string } | undefined>();
+  const tool = connection.tools.find((t) => t.name === selected);
+
+  const start = async (args: JsonObject) => {
+    if (!tool) return;
+    setBusy(true);
+    setOutcome(undefined);
+    const entries: LogEntry[] = [];
+    try {
+      const result = await rpc(connection.url, "tools/call", { name: tool.name, arguments: args }, (e) =>
+        entries.push(e),
+      );
+      if (result.resultType === "task" && typeof result.taskId === "string") {
+        const snapshot = result as unknown as TaskSnapshot;
+        store.add(
+          {
+            taskId: snapshot.taskId,
+            tool: tool.name,
+            serverUrl: connection.url,
+            arguments: args,
+            startedAt: new Date().toISOString(),
+          },
+          snapshot,
+          entries,
+        );
+        setOutcome({ kind: "ok", text: `Started ${tool.name} as task ${snapshot.taskId}: follow it under "Tasks".` });
+      } else if (result.isError === true) {
+        setOutcome({
+          kind: "error",
+          text: `${tool.name} did not start: ${resultText(result) || JSON.stringify(result)}. Fix the input and start it again.`,
+        });
+      } else {
+        setOutcome({
+          kind: "ok",
+          text: `${tool.name} answered at once: ${resultText(result) || JSON.stringify(result)}`,
+        });
+      }
+    } catch (error) {
+      const problem = describe(error, connection.url, "tools/call");
+      setOutcome({ kind: "error", text: `${problem.message} Next: ${problem.next}` });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section className="panel">
+      <h2>2. Start a tool</h2>
+      <ul className="tools">
+        {connection.tools.map((t) => (
+          <li key={t.name}>
+            <button
+              type="button"
+              className={t.name === selected ? "tool selected" : "tool"}
+              onClick={() => {
+                setSelected(t.name);
+                setOutcome(undefined);
+              }}
+              data-testid={`tool-${t.name}`}
+            >
+              {t.title ?? t.name}
+            </button>
+            {taskSupport(t) && <span className="badge">task: {taskSupport(t)}</span>}
+            <span className="muted"> {t.description}</span>
+          </li>
+        ))}
+      </ul>
+      {tool && (
+        <div className="start">
+          <h3>{tool.name}</h3>
+          <SchemaForm
+            key={tool.name}
+            schema={tool.inputSchema}
+            idPrefix="arg"
+            submitLabel={taskSupport(tool) ? "Start task" : "Call tool"}
+            busy={busy}
+            onSubmit={start}
+          />
+        </div>
+      )}
+      {outcome && (
+        <p className={outcome.kind === "error" ? "error" : "ok"} role="status" data-testid="start-outcome">
+          {outcome.text}
+        </p>
+      )}
+    </section>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tasks
+
+function TaskList({ go }: { go: (path: string) => void }) {
+  const tasks = useStore().tasks();
+  return (
+    <section className="panel">
+      <h2>3. Tasks started in this browser</h2>
+      {tasks.length === 0 && (
+        <p className="muted">None yet. Their ids are kept in this browser; the server keeps the tasks.</p>
+      )}
+      <div className="tasks">
+        {tasks.map((view) => (
+          <TaskCard key={view.record.taskId} view={view} go={go} />
+        ))}
+      </div>
+    </section>
+  );
+}
+
+function statusLabel(view: TaskView): string {
+  const status = view.snapshot?.status ?? "unknown";
+  if (view.record.cancelRequested && !FINAL_STATUSES.has(status)) return "cancellation requested";
+  return status.replace("_", " ");
+}
+
+function TaskCard({ view, go, full }: { view: TaskView; go: (path: string) => void; full?: boolean }) {
+  const { record, snapshot } = view;
+  const [problem, setProblem] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const status = snapshot?.status;
+  const final = status !== undefined && FINAL_STATUSES.has(status);
+  const progress = snapshot ? progressOf(snapshot) : undefined;
+
+  const cancel = async () => {
+    setBusy(true);
+    setProblem(undefined);
+    try {
+      await store.cancel(record.taskId);
+    } catch (error) {
+      setProblem(`Cancelling failed: ${error instanceof Error ? error.message : String(error)}. Try again.`);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <article className={`task status-${status ?? "unknown"}`} data-testid="task-card" data-task-id={record.taskId}>
+      <div className="task-head">
+        <strong>{record.tool}</strong>
+        <span className="status" data-testid="task-status">
+          {statusLabel(view)}
+        </span>
+        {!full && (
+          <Link to={`/task/${encodeURIComponent(record.taskId)}`} go={go}>
+            details and JSON-RPC log
+          </Link>
+        )}
+      </div>
+      <div className="muted small">
+        <code>{record.taskId}</code> · started {new Date(record.startedAt).toLocaleTimeString()} ·{" "}
+        <code>{JSON.stringify(record.arguments)}</code>
+      </div>
+      {snapshot?.statusMessage && <p data-testid="task-message">{snapshot.statusMessage}</p>}
+      {progress !== undefined && (
+        <progress data-testid="task-progress" max={1} value={progress}>
+          {Math.round(progress * 100)}%
+        </progress>
+      )}
+      {view.gone && (
+        <div className="error" data-testid="task-gone">
+          <p>{view.gone}</p>
+          <button type="button" onClick={() => store.remove(record.taskId)}>
+            Remove from this list
+          </button>
+        </div>
+      )}
+      {view.pollError && !view.gone && (
+        <p className="warning" data-testid="task-poll-error">
+          Could not check on the task: {view.pollError} Retrying in a few seconds.
+        </p>
+      )}
+      {status === "input_required" && snapshot?.inputRequests && (
+        <InputRequests taskId={record.taskId} requests={snapshot.inputRequests} />
+      )}
+      {final && snapshot && <Outcome snapshot={snapshot} />}
+      {!final && !view.gone && (
+        <div className="buttons">
+          <button
+            type="button"
+            onClick={() => void cancel()}
+            disabled={busy || record.cancelRequested}
+            data-testid="cancel"
+          >
+            {record.cancelRequested ? "Cancellation requested" : "Cancel task"}
+          </button>
+        </div>
+      )}
+      {final && (
+        <div className="buttons">
+          <button type="button" className="link" onClick={() => store.remove(record.taskId)}>
+            Remove from this list
+          </button>
+        </div>
+      )}
+      {problem && <p className="error">{problem}</p>}
+    </article>
+  );
+}
+
+function Outcome({ snapshot }: { snapshot: TaskSnapshot }) {
+  if (snapshot.status === "cancelled") return <p data-testid="task-result">The task was cancelled.</p>;
+  if (snapshot.status === "failed") {
+    return (
+      <p className="error" data-testid="task-result">
+        The task failed: {snapshot.error?.message ?? JSON.stringify(snapshot.error ?? snapshot.result ?? {})}
+      </p>
+    );
+  }
+  const result = snapshot.result;
+  const text = resultText(result);
+  const envelope = (result?.structuredContent as JsonObject | undefined)?.error as JsonObject | undefined;
+  return (
+    <div className={result?.isError === true ? "error" : "ok"} data-testid="task-result">
+      <p>{text || JSON.stringify(result ?? {})}</p>
+      {envelope && typeof envelope.recoveryHint === "string" && <p>Next: {envelope.recoveryHint}</p>}
+    </div>
+  );
+}
+
+type InputRequest = { method: string; params?: JsonObject };
+
+function InputRequests({ taskId, requests }: { taskId: string; requests: Record<string, InputRequest> }) {
+  return (
+    <div className="questions">
+      {Object.entries(requests).map(([key, request]) => (
+        <Question key={`${taskId}/${key}`} taskId={taskId} inputKey={key} request={request} />
+      ))}
+    </div>
+  );
+}
+
+function Question({ taskId, inputKey, request }: { taskId: string; inputKey: string; request: InputRequest }) {
+  const [busy, setBusy] = useState(false);
+  const [sent, setSent] = useState<string | undefined>();
+  const [problem, setProblem] = useState<string | undefined>();
+  const params = request.params ?? {};
+  const idPrefix = `answer-${inputKey.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+
+  const send = async (response: JsonObject) => {
+    setBusy(true);
+    setProblem(undefined);
+    try {
+      await store.answer(taskId, { [inputKey]: response });
+      setSent(String(response.action));
+    } catch (error) {
+      setProblem(
+        `The answer was not delivered: ${error instanceof Error ? error.message : String(error)}. Send it again.`,
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (request.method !== "elicitation/create" || (params.mode !== undefined && params.mode !== "form")) {
+    return (
+      <div className="question" data-testid="question">
+        <p>
+          The task asks <code>{request.method}</code> ({inputKey}), which this page cannot answer:
+        </p>
+        <pre>{JSON.stringify(params, null, 2)}</pre>
+        <p>Next: cancel the task, or answer it from a client that supports {request.method}.</p>
+      </div>
+    );
+  }
+  if (sent) {
+    return (
+      <p className="muted" data-testid="question-sent">
+        Answer ({sent}) sent for “{inputKey}”; waiting for the task to go on…
+      </p>
+    );
+  }
+  const schema = (params.requestedSchema as JsonObject | undefined) ?? { type: "object", properties: {} };
+  return (
+    <div className="question" data-testid="question">
+      <p className="question-message">{typeof params.message === "string" ? params.message : inputKey}</p>
+      <SchemaForm
+        schema={schema}
+        idPrefix={idPrefix}
+        submitLabel="Send answer"
+        busy={busy}
+        onSubmit={(content) => send({ action: "accept", content })}
+        extra={
+          <>
+            <button type="button" disabled={busy} onClick={() => void send({ action: "decline" })}>
+              Decline
+            </button>
+            <button type="button" disabled={busy} onClick={() => void send({ action: "cancel" })}>
+              Dismiss
+            </button>
+          </>
+        }
+      />
+      {problem && <p className="error">{problem}</p>}
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// One task, with its raw JSON-RPC log
+
+function TaskPage({ taskId, go }: { taskId: string; go: (path: string) => void }) {
+  const s = useStore();
+  const view = s.task(taskId);
+  const log = s.log(taskId);
+  if (!view) {
+    return (
+      <section className="panel">
+        <p className="error" data-testid="task-unknown">
+          This browser has not started a task with id <code>{taskId}</code> (or it was removed from the list).
+        </p>
+        <p>
+          Next:{" "}
+          <Link to="/" go={go}>
+            go back to the task list
+          </Link>
+          .
+        </p>
+      </section>
+    );
+  }
+  return (
+    <>
+      <p>
+        <Link to="/" go={go}>
+          ← all tasks
+        </Link>
+      </p>
+      <section className="panel">
+        <h2>Task {taskId}</h2>
+        <TaskCard view={view} go={go} full />
+      </section>
+      <section className="panel">
+        <h2>Raw JSON-RPC log ({log.length})</h2>
+        <p className="muted small">Every request this page sent for the task and what came back, newest last.</p>
+        <ol className="log" data-testid="rpc-log">
+          {log.map((entry, index) => (
+            <li key={index}>
+              <div className="muted small">
+                {entry.at} · POST {entry.url} · {entry.request.method}
+                {entry.httpStatus !== undefined ? ` · HTTP ${entry.httpStatus}` : ""}
+              </div>
+              <pre>→ {JSON.stringify(entry.request)}</pre>
+              {entry.related?.map((message, i) => (
+                <pre key={i}>⇠ {JSON.stringify(message)}</pre>
+              ))}
+              {entry.response && <pre>← {JSON.stringify(entry.response)}</pre>}
+              {entry.failure && <pre className="error">✗ {entry.failure}</pre>}
+            </li>
+          ))}
+        </ol>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,222 @@
+// The task page in a real browser (Debian chromium, playwright-core) against the demo Worker under `wrangler dev`:
+// bad server URLs, a schema failure, send_report followed to its question, answered through the generated form and
+// completed; a second task cancelled; the task's JSON-RPC log; the task list after a reload.
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+
+const { origin, chromium: executablePath } = inject("demo");
+const screenshots = join(dirname(fileURLToPath(import.meta.url)), "../screenshots");
+const WAIT = { timeout: 30_000 };
+
+let browser: BrowserContext;
+let page: Page;
+let userDataDir: string;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  mkdirSync(screenshots, { recursive: true });
+  userDataDir = mkdtempSync(join(tmpdir(), "demo-client-chromium-"));
+  // A fresh profile (the --user-data-dir) per run: no state from an earlier run leaks in.
+  browser = await chromium.launchPersistentContext(userDataDir, {
+    executablePath,
+    headless: true,
+    viewport: { width: 1100, height: 1000 },
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  page = browser.pages()[0] ?? (await browser.newPage());
+  page.on("pageerror", (error) => pageErrors.push(String(error)));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+});
+
+const card = (taskId: string): Locator => page.locator(`[data-testid="task-card"][data-task-id="${taskId}"]`);
+
+async function connect(url: string) {
+  await page.fill("#server-url", url);
+  await page.getByRole("button", { name: "Connect", exact: true }).click();
+}
+
+/** Fills send_report's generated form and starts it; returns the new task's id. */
+async function startReport(to: string, pages: number, secondsPerPage: number): Promise<string> {
+  const before = await page.locator('[data-testid="task-card"]').count();
+  await page.fill("#arg-to", to);
+  await page.fill("#arg-pages", String(pages));
+  await page.fill("#arg-secondsPerPage", String(secondsPerPage));
+  await page.getByRole("button", { name: "Start task" }).click();
+  await expect.poll(() => page.locator('[data-testid="task-card"]').count(), WAIT).toBe(before + 1);
+  const taskId = await page.locator('[data-testid="task-card"]').first().getAttribute("data-task-id");
+  expect(taskId).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+  await expect.poll(() => page.getByTestId("start-outcome").textContent()).toContain(`as task ${taskId}`);
+  return taskId ?? "";
+}
+
+const statusOf = (taskId: string) => card(taskId).getByTestId("task-status").textContent();
+
+describe("the task page", () => {
+  let reportId = "";
+  let cancelledId = "";
+
+  it("says what went wrong with a bad server URL, and offers the next step", async () => {
+    await page.goto(`${origin}/`);
+    await expect.poll(() => page.locator("h1").textContent()).toContain("durable-mcp-server");
+    expect(await page.locator("#server-url").inputValue()).toBe(`${origin}/mcp`);
+
+    // Nothing listens there.
+    await connect("http://127.0.0.1:9/mcp");
+    const error = page.getByTestId("connect-error");
+    await error.waitFor(WAIT);
+    expect(await error.textContent()).toContain("Could not reach http://127.0.0.1:9/mcp");
+    expect(await error.textContent()).toContain("Next:");
+    await page.screenshot({ path: join(screenshots, "1-unreachable.png"), fullPage: true });
+
+    // Something answers, but not MCP.
+    await connect(`${origin}/healthz`);
+    await expect
+      .poll(() => error.textContent(), WAIT)
+      .toContain(`${origin}/healthz answered server/discover, but not as an MCP server`);
+
+    // An MCP server without the Tasks extension (answered by the browser's request routing, not by a server).
+    const bare = `${origin}/bare/mcp`;
+    await page.route(bare, async (route) => {
+      const request = route.request().postDataJSON() as { id: number; method: string };
+      const result =
+        request.method === "server/discover"
+          ? {
+              supportedVersions: ["2026-07-28"],
+              capabilities: { tools: {} },
+              resultType: "complete",
+              _meta: { "io.modelcontextprotocol/serverInfo": { name: "bare", version: "0.0.1" } },
+            }
+          : { tools: [{ name: "echo", inputSchema: { type: "object", properties: {} } }], resultType: "complete" };
+      await route.fulfill({ json: { jsonrpc: "2.0", id: request.id, result } });
+    });
+    await connect(bare);
+    const noTasks = page.getByTestId("no-tasks");
+    await noTasks.waitFor(WAIT);
+    expect(await noTasks.textContent()).toContain("does not offer the MCP Tasks extension");
+    expect(await page.getByTestId("connected").textContent()).toContain("bare 0.0.1");
+    expect(await page.getByTestId("tool-echo").count()).toBe(1);
+    await page.screenshot({ path: join(screenshots, "1-no-tasks-extension.png"), fullPage: true });
+    await page.getByRole("button", { name: "this page's own" }).click();
+    await expect.poll(() => page.getByTestId("connected").textContent(), WAIT).toContain("reports 1.0.0");
+    expect(await page.getByTestId("no-tasks").count()).toBe(0);
+
+    // Back to a bad URL; the offered next step: this page's own server.
+    await connect("http://127.0.0.1:9/mcp");
+    await error.waitFor(WAIT);
+    await page.getByRole("button", { name: /Use this page's server/ }).click();
+    await page.getByTestId("connected").waitFor(WAIT);
+    expect(await page.getByTestId("connected").textContent()).toContain("reports 1.0.0");
+    expect(await page.getByTestId("connected").textContent()).toContain("Tasks extension: yes");
+    expect(await page.getByTestId("connect-error").count()).toBe(0);
+  });
+
+  it("lists the tools and refuses an input that fails the schema before sending it", async () => {
+    for (const name of ["ping", "send_report", "export_contacts"]) {
+      expect(await page.getByTestId(`tool-${name}`).count()).toBe(1);
+    }
+    await page.getByTestId("tool-send_report").click();
+    // The form comes from the input schema, with its defaults.
+    expect(await page.locator("#arg-pages").inputValue()).toBe("5");
+    expect(await page.locator("#arg-secondsPerPage").inputValue()).toBe("1");
+    await page.fill("#arg-to", "not-an-email");
+    await page.fill("#arg-pages", "0");
+    await page.getByRole("button", { name: "Start task" }).click();
+    const invalid = page.getByTestId("arg-invalid");
+    await invalid.waitFor(WAIT);
+    expect(await invalid.textContent()).toContain("to must be an email address");
+    expect(await invalid.textContent()).toContain("pages must be at least 1");
+    expect(await invalid.textContent()).toContain("Correct the marked fields");
+    expect(await page.locator('[data-testid="task-card"]').count()).toBe(0);
+    await page.screenshot({ path: join(screenshots, "2-invalid-input.png"), fullPage: true });
+  });
+
+  it("starts send_report, shows its progress, answers its question through the generated form, and completes", async () => {
+    reportId = await startReport("ada@example.com", 2, 0.2);
+    const task = card(reportId);
+
+    // Progress: the last page rendered, then the question.
+    await expect.poll(() => task.getByTestId("task-message").textContent(), WAIT).toBe("rendered 2/2 pages");
+    expect(await task.getByTestId("task-progress").getAttribute("value")).toBe("1");
+    const question = task.getByTestId("question");
+    await question.waitFor(WAIT);
+    expect(await statusOf(reportId)).toBe("input required");
+    expect(await question.textContent()).toContain("Send the 2-page report to ada@example.com?");
+    await page.screenshot({ path: join(screenshots, "3-input-required.png"), fullPage: true });
+
+    // The answer form comes from the requestedSchema: one boolean "Send it".
+    await question.getByLabel("Send it *").check();
+    await question.getByRole("button", { name: "Send answer" }).click();
+
+    await expect.poll(() => statusOf(reportId), WAIT).toBe("completed");
+    expect(await task.getByTestId("task-result").textContent()).toBe("Sent 2 pages to ada@example.com.");
+    expect(await task.getByTestId("question").count()).toBe(0);
+    await page.screenshot({ path: join(screenshots, "4-completed.png"), fullPage: true });
+  });
+
+  it("cancels a running task: cancellation requested, then cancelled", async () => {
+    cancelledId = await startReport("bob@example.com", 30, 1);
+    expect(cancelledId).not.toBe(reportId);
+    await expect.poll(() => statusOf(cancelledId), WAIT).toBe("working");
+    await card(cancelledId).getByTestId("cancel").click();
+    await expect.poll(() => statusOf(cancelledId), WAIT).toMatch(/^(cancellation requested|cancelled)$/);
+    await expect.poll(() => statusOf(cancelledId), WAIT).toBe("cancelled");
+    expect(await card(cancelledId).getByTestId("task-result").textContent()).toBe("The task was cancelled.");
+    expect(await card(cancelledId).getByTestId("cancel").count()).toBe(0);
+    // The first task is untouched.
+    expect(await statusOf(reportId)).toBe("completed");
+  });
+
+  it("shows a task's raw JSON-RPC log at /task/<id>, also after a reload", async () => {
+    await card(reportId).getByRole("link", { name: "details and JSON-RPC log" }).click();
+    await page.waitForURL(`${origin}/task/${reportId}`);
+    const log = page.getByTestId("rpc-log");
+    await log.waitFor(WAIT);
+    const text = (await log.textContent()) ?? "";
+    expect(text).toContain('"method":"tools/call"');
+    expect(text).toContain('"name":"send_report"');
+    expect(text).toContain('"method":"tasks/get"');
+    expect(text).toContain('"method":"tasks/update"');
+    expect(text).toContain('"confirm send":{"action":"accept","content":{"send":true}}');
+    expect(text).toContain('"status":"input_required"');
+    expect(text).toContain('"status":"completed"');
+    await page.screenshot({ path: join(screenshots, "5-task-log.png"), fullPage: true });
+
+    // A reload of /task/<id> gets the page again (single-page fallback) with the same task and log.
+    await page.reload();
+    await page.getByTestId("rpc-log").waitFor(WAIT);
+    await expect.poll(() => statusOf(reportId), WAIT).toBe("completed");
+    expect(await page.getByTestId("rpc-log").textContent()).toContain('"method":"tasks/update"');
+  });
+
+  it("keeps the tasks list across a reload; the server supplies their state", async () => {
+    await page.goto(`${origin}/`);
+    await page.reload();
+    await expect.poll(() => page.locator('[data-testid="task-card"]').count(), WAIT).toBe(2);
+    const ids = await page
+      .locator('[data-testid="task-card"]')
+      .evaluateAll((cards) => cards.map((c) => c.getAttribute("data-task-id")));
+    expect(ids).toEqual([cancelledId, reportId]);
+    await expect.poll(() => statusOf(reportId), WAIT).toBe("completed");
+    await expect.poll(() => statusOf(cancelledId), WAIT).toBe("cancelled");
+    expect(await card(reportId).getByTestId("task-result").textContent()).toBe("Sent 2 pages to ada@example.com.");
+    await page.screenshot({ path: join(screenshots, "6-after-reload.png"), fullPage: true });
+    expect(pageErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,15 @@
+// The browser test: Debian chromium driven by playwright-core against the built page, served with the demo Worker
+// by `wrangler dev` (test/setup.ts). Plain Node, one file.
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/setup.ts"],
+    fileParallelism: false,
+    testTimeout: 120_000,
+    // The first run on a fresh machine installs chromium (apt-get) before wrangler starts.
+    hookTimeout: 600_000,
+    teardownTimeout: 30_000,
+  },
+});
