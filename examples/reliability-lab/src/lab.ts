@@ -1,0 +1,44 @@
+// What the Worker and the tests share: the job's arguments, its step order and the values its steps return.
+
+export interface LabJobArgs {
+  /** Work steps (`work 0` … `work N-1`); the first half runs before the sleep, the rest after the question. */
+  steps: number;
+  /** How long each step body works after reporting its effect, in ms. */
+  stepMs: number;
+  /** A durable sleep (`nap`) after the first half of the work; 0 for none. */
+  sleepMs: number;
+  /** A step (`flaky`) whose first `failFirst` attempts fail on purpose, retried after `retryMs`. */
+  flaky?: { failFirst: number; retryMs: number };
+  /** Ask for a code (`approve`, step.elicit) before the second half of the work. */
+  ask: boolean;
+  /** Mixed into every work step's value. */
+  salt: number;
+}
+
+/** What a finished job returns as structuredContent. */
+export interface LabJobOutcome {
+  /** The value of every work step, in order. */
+  values: number[];
+  /** For every `do` step, the attempt whose result the journal kept. */
+  attempts: Record<string, number>;
+  /** The code answered, or the action when the answer was not an accept. */
+  answer: string | null;
+}
+
+/** The value work step `index` returns: deterministic in the input, so the tests can check the final result. */
+export const workValue = (salt: number, index: number) => salt * 1000 + index * index;
+
+/** Every step name of a job, in the order the handler reaches them. */
+export function stepOrder(args: LabJobArgs): string[] {
+  const half = Math.ceil(args.steps / 2);
+  const names: string[] = [];
+  for (let i = 0; i < half; i++) names.push(`work ${i}`);
+  if (args.sleepMs > 0) names.push("nap");
+  if (args.flaky) names.push("flaky");
+  if (args.ask) names.push("approve");
+  for (let i = half; i < args.steps; i++) names.push(`work ${i}`);
+  return names;
+}
+
+/** The `do` steps of a job (the ones with an external effect), in order. */
+export const effectSteps = (args: LabJobArgs) => stepOrder(args).filter((name) => name !== "nap" && name !== "approve");

@@ -1,0 +1,14 @@
+// The crash and load suites: plain Node tests driving the lab Worker under `wrangler dev` (test/wrangler.ts) on
+// one port, so one file at a time. The counter service the Worker reports to runs in this process (test/counter.ts).
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/counter.ts"],
+    fileParallelism: false,
+    testTimeout: 180_000,
+    hookTimeout: 120_000,
+    teardownTimeout: 30_000,
+  },
+});
