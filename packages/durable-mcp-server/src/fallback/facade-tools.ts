@@ -4,7 +4,7 @@ import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/
 import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner.js";
 import type { RunnerClient } from "../routing/runner-client.js";
-import { checkElicitAnswer } from "./answers.js";
+import { checkElicitAnswer } from "../wire/elicit-answer.js";
 import { taskViewResult, type FacadeNames } from "./task-view.js";
 
 export interface FacadeRuntime {

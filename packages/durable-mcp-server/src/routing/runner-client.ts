@@ -1,4 +1,4 @@
-import type { TaskAccess, TaskRunnerRpc } from "../runner/task-runner.js";
+import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "../runner/task-runner.js";
 import type { NewTask } from "../runner/task-store.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
@@ -28,7 +28,7 @@ export class RunnerClient {
     return this.call(access.taskId, (runner) => runner.get(access));
   }
 
-  update(access: TaskAccess, responses: Record<string, unknown>): Promise<{ accepted: string[] } | null> {
+  update(access: TaskAccess, responses: Record<string, unknown>): Promise<UpdateOutcome | null> {
     return this.call(access.taskId, (runner) => runner.update(access, responses));
   }
 

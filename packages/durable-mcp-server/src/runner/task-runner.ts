@@ -5,6 +5,7 @@ import { envelopeFor, toolErrorResult, toToolResult } from "../errors/envelope.j
 import { runWithJournal, type RunOutcome } from "../steps/engine.js";
 import { StepJournal } from "../steps/journal.js";
 import { toDetailedTask, toTask, type DetailedTask, type Task } from "../wire/task-shapes.js";
+import { checkInputAnswer } from "../wire/elicit-answer.js";
 import { migrate, schemaVersion } from "./schema.js";
 import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
 import type { TaskRegistry } from "./task-definition.js";
@@ -40,6 +41,11 @@ export interface TaskAccess {
 
 export type TaskListener = (task: DetailedTask) => void;
 
+export interface UpdateOutcome {
+  accepted: string[];
+  invalid?: { key: string; path: string; message: string };
+}
+
 /** The RPC surface of a TaskRunner. Every method is idempotent, which is what makes retrying it safe. */
 export interface TaskRunnerRpc {
   /**
@@ -48,8 +54,11 @@ export interface TaskRunnerRpc {
    */
   create(task: NewTask): Promise<Task | null>;
   get(access: TaskAccess): Promise<DetailedTask | null>;
-  /** Answers are keyed: a repeated answer finds its key no longer outstanding and is ignored. */
-  update(access: TaskAccess, responses: Record<string, unknown>): Promise<{ accepted: string[] } | null>;
+  /**
+   * Answers are keyed: a repeated answer finds its key no longer outstanding and is ignored. An answer to an
+   * outstanding key that does not fit its question is reported in `invalid`, and then nothing is recorded.
+   */
+  update(access: TaskAccess, responses: Record<string, unknown>): Promise<UpdateOutcome | null>;
   /** The first ending wins; cancelling again is a no-op. */
   cancel(access: TaskAccess): Promise<boolean>;
   /** The task plus the tool that created it, for views that name the tool. */
@@ -123,10 +132,15 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     /** Records answers for outstanding input keys; others are ignored. Null when the task is unknown. */
-    async update(access: TaskAccess, responses: Record<string, unknown>): Promise<{ accepted: string[] } | null> {
+    async update(access: TaskAccess, responses: Record<string, unknown>): Promise<UpdateOutcome | null> {
       const record = this.owned(access);
       if (!record) return null;
       if (FINAL_STATUSES.has(record.status)) return { accepted: [] };
+      const asked = new Map(this.journal.pendingInputs().map((step) => [step.name, JSON.parse(step.request ?? "{}")]));
+      for (const [key, value] of Object.entries(responses)) {
+        const problem = asked.has(key) ? checkInputAnswer(asked.get(key), value) : null;
+        if (problem) return { accepted: [], invalid: { key, ...problem } };
+      }
       const now = Date.now();
       const accepted = Object.entries(responses)
         .filter(([key, value]) => value !== undefined && this.journal.answerInput(key, JSON.stringify(value), now))

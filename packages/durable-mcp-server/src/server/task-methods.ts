@@ -37,7 +37,19 @@ export async function updateTask(
       );
     }
   }
-  if (!(await caller.runners.update(access(caller, taskId), responses))) throw unknownTask();
+  const outcome = await caller.runners.update(access(caller, taskId), responses);
+  if (!outcome) throw unknownTask();
+  if (outcome.invalid) {
+    const { key, path, message } = outcome.invalid;
+    throw new ProtocolError(
+      ErrorCodes.InvalidParams,
+      `input response "${key}" does not fit its question: ${path} ${message}`,
+      {
+        key,
+        path,
+      },
+    );
+  }
 }
 
 export async function cancelTask(caller: TaskCaller, taskId: string): Promise<void> {

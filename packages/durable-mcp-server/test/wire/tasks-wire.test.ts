@@ -93,6 +93,26 @@ describe("tasks/update and tasks/cancel", () => {
     expect(done.result.content[0].text).toBe("accept");
   });
 
+  it("refuses an answer that does not fit its question, recording nothing", async () => {
+    const { created } = await callTaskUntil("confirm", {}, (t) => t.status === "input_required");
+    const wrong = await rpc("tasks/update", {
+      taskId: created.taskId,
+      inputResponses: { ok: { action: "accept", content: { ok: "yes" } } },
+    });
+    expect(wrong.body.error).toEqual({
+      code: -32602,
+      message: 'input response "ok" does not fit its question: content.ok must be a boolean',
+      data: { key: "ok", path: "content.ok" },
+    });
+    const noAction = await rpc("tasks/update", {
+      taskId: created.taskId,
+      inputResponses: { ok: { content: { ok: true } } },
+    });
+    expect(noAction.body.error).toMatchObject({ code: -32602, data: { key: "ok", path: "action" } });
+    const task = await rpc("tasks/get", { taskId: created.taskId });
+    expect(task.body.result).toMatchObject({ status: "input_required", inputRequests: { ok: expect.any(Object) } });
+  });
+
   it("refuses an answer too large to journal, leaving the task waiting", async () => {
     const { created } = await callTaskUntil("confirm", {}, (t) => t.status === "input_required");
     const huge = { action: "accept", content: { ok: true, padding: "x".repeat(1_100_000) } };

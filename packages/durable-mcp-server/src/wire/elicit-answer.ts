@@ -62,3 +62,22 @@ function checkValue(property: PropertySchema, value: unknown): string | null {
       return null;
   }
 }
+
+/** Checks an answer to an outstanding input request: an ElicitResult whose accepted content fits the schema. */
+export function checkInputAnswer(
+  request: { method: string; params: Record<string, unknown> },
+  answer: unknown,
+): AnswerProblem | null {
+  if (request.method !== "elicitation/create") return null;
+  const result = answer as { action?: unknown; content?: unknown } | null;
+  if (
+    typeof result !== "object" ||
+    result === null ||
+    !["accept", "decline", "cancel"].includes(result.action as string)
+  ) {
+    return { path: "action", message: 'must be "accept", "decline" or "cancel"' };
+  }
+  if (result.action !== "accept") return null;
+  const problem = checkElicitAnswer(request.params.requestedSchema, result.content ?? {});
+  return problem && { path: problem.path ? `content.${problem.path}` : "content", message: problem.message };
+}
