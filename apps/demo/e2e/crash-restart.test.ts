@@ -1,26 +1,12 @@
 // Durability: the whole `wrangler dev` process group is SIGKILLed while `send_report` renders pages, then started
 // again on the same persist dir. The same task id must carry on from its journal and complete.
+import { WranglerDev } from "@durable-mcp/test-harness";
 import { describe, expect, inject, it } from "vitest";
-import { getTask, renderedPages, sleep, startReport, updateTask, type TaskSnapshot } from "./mcp-http.js";
-import { restartWrangler } from "./wrangler-server.js";
+import { demoClient, renderedPages } from "./mcp-http.js";
 
 const server = inject("wrangler");
-const { url } = server;
+const mcp = demoClient(server.url);
 const PAGES = 6;
-
-/** Polls tasks/get until `done` holds, handing every snapshot to `seen`. */
-async function pollUntil(
-  taskId: string,
-  done: (task: TaskSnapshot) => boolean,
-  seen: (task: TaskSnapshot) => void = () => {},
-): Promise<TaskSnapshot> {
-  for (;;) {
-    const task = await getTask(url, taskId);
-    seen(task);
-    if (done(task)) return task;
-    await sleep(200);
-  }
-}
 
 describe("durability across a crash of wrangler dev", () => {
   it(
@@ -29,28 +15,26 @@ describe("durability across a crash of wrangler dev", () => {
       timeout: 240_000,
     },
     async () => {
-      const created = await startReport(url, { to: "erin@example.com", pages: PAGES, secondsPerPage: 1 });
+      const created = await mcp.startTask("send_report", { to: "erin@example.com", pages: PAGES, secondsPerPage: 1 });
       const taskId = created.taskId;
 
-      const before = await pollUntil(taskId, (task) => (renderedPages(task.statusMessage) ?? 0) >= 2);
+      const before = await mcp.pollTask(taskId, (task) => (renderedPages(task.statusMessage) ?? 0) >= 2);
       const renderedBefore = renderedPages(before.statusMessage) ?? 0;
       // The crash has to land mid-rendering for this test to mean anything.
       expect(before.status).toBe("working");
       expect(renderedBefore).toBeLessThan(PAGES);
 
-      await restartWrangler(server, "SIGKILL");
+      await WranglerDev.attach(server).restart("SIGKILL");
 
       const counts: number[] = [];
       const statuses = new Set<string>();
-      const waiting = await pollUntil(
-        taskId,
-        (task) => task.status !== "working",
-        (task) => {
+      const waiting = await mcp.pollTask(taskId, (task) => task.status !== "working", {
+        seen: (task) => {
           statuses.add(task.status);
           const rendered = renderedPages(task.statusMessage);
           if (rendered !== null) counts.push(rendered);
         },
-      );
+      });
       // The task survived under its id, and reached its confirmation having rendered every page.
       expect(waiting.taskId).toBe(taskId);
       expect(waiting.createdAt).toBe(created.createdAt);
@@ -66,9 +50,9 @@ describe("durability across a crash of wrangler dev", () => {
       expect(counts).toEqual(counts.toSorted((a, b) => a - b));
 
       expect(Object.keys(waiting.inputRequests ?? {})).toEqual(["confirm send"]);
-      await updateTask(url, taskId, { "confirm send": { action: "accept", content: { send: true } } });
+      await mcp.updateTask(taskId, { "confirm send": { action: "accept", content: { send: true } } });
 
-      const final = await pollUntil(taskId, (task) => !["working", "input_required"].includes(task.status));
+      const final = await mcp.pollTask(taskId, (task) => !["working", "input_required"].includes(task.status));
       expect(final.status).toBe("completed");
       expect(final.result).toMatchObject({
         content: [{ type: "text", text: `Sent ${PAGES} pages to erin@example.com.` }],

@@ -4,8 +4,9 @@
 // durable_task_get / durable_task_respond / durable_task_cancel, by following the text of those results.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { sleep, TASKS } from "@durable-mcp/test-harness";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { randomTaskId, renderedPages, sleep, TASKS } from "./mcp-http.js";
+import { randomTaskId, renderedPages } from "./mcp-http.js";
 import { followText, textOf, type TextResult, type ToolCall, type User } from "./text-model.js";
 
 const { url } = inject("wrangler");

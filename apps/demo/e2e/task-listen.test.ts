@@ -1,28 +1,14 @@
 // Push notifications for tasks over raw HTTP: `subscriptions/listen` with `notifications.taskIds` streams
 // `notifications/tasks` for a running `send_report`, which is answered through `tasks/update` mid-stream.
+import { sseMessages, SUBSCRIPTION_ID, type JsonObject, type JsonRpcMessage } from "@durable-mcp/test-harness";
 import { describe, expect, inject, it } from "vitest";
-import {
-  envelope,
-  randomTaskId,
-  renderedPages,
-  requestHeaders,
-  sseMessages,
-  startReport,
-  SUBSCRIPTION_ID,
-  updateTask,
-  type JsonObject,
-  type JsonRpcMessage,
-} from "./mcp-http.js";
+import { demoClient, randomTaskId, renderedPages } from "./mcp-http.js";
 
-const { url } = inject("wrangler");
+const mcp = demoClient(inject("wrangler").url);
 
 async function listen(id: number, taskIds: string[]) {
-  const params: JsonObject = { notifications: { taskIds }, _meta: envelope() };
-  const response = await fetch(url, {
-    method: "POST",
-    headers: requestHeaders("subscriptions/listen", params),
-    body: JSON.stringify({ jsonrpc: "2.0", id, method: "subscriptions/listen", params }),
-  });
+  const params: JsonObject = { notifications: { taskIds }, _meta: mcp.envelope() };
+  const { response } = await mcp.post("subscriptions/listen", params, { id });
   expect(response.status).toBe(200);
   expect(response.headers.get("content-type")).toContain("text/event-stream");
   if (!response.body) throw new Error("subscriptions/listen answered without a body");
@@ -31,7 +17,7 @@ async function listen(id: number, taskIds: string[]) {
 
 describe("subscriptions/listen for tasks (push notifications)", () => {
   it("streams the task through input_required (answered with tasks/update) to completed, then ends", async () => {
-    const created = await startReport(url, { to: "dave@example.com", pages: 4, secondsPerPage: 0.5 });
+    const created = await mcp.startTask("send_report", { to: "dave@example.com", pages: 4, secondsPerPage: 0.5 });
     const taskId = created.taskId;
     const stranger = randomTaskId();
     const listenId = 4242;
@@ -57,7 +43,7 @@ describe("subscriptions/listen for tasks (push notifications)", () => {
             method: "elicitation/create",
             params: { message: "Send the 4-page report to dave@example.com?" },
           });
-          const ack = await updateTask(url, taskId, { "confirm send": { action: "accept", content: { send: true } } });
+          const ack = await mcp.updateTask(taskId, { "confirm send": { action: "accept", content: { send: true } } });
           expect(ack.resultType).toBe("complete");
           answered = true;
         }

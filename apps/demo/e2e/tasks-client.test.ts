@@ -13,15 +13,17 @@ import {
   type TaskEnabledSession,
   type TaskExecutionEvent,
 } from "@modelcontextprotocol/ext-tasks/client";
+import { PROTOCOL_VERSION, TASKS, type JsonObject } from "@durable-mcp/test-harness";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { CLIENT_INFO, envelope, PROTOCOL_VERSION, renderedPages, rpc, TASKS, type JsonObject } from "./mcp-http.js";
+import { CLIENT_INFO, demoClient, renderedPages } from "./mcp-http.js";
 
 const { url } = inject("wrangler");
+const mcp = demoClient(url);
 
 /** The session's V2 task traffic goes through here: it frames the envelope, we add JSON-RPC and HTTP headers. */
 const rawDispatch: RawClientDispatch = async (request, options = {}) => {
   const { method, params } = request as { method: string; params: JsonObject };
-  const { response } = await rpc(url, method, params, {
+  const { response } = await mcp.rpc(method, params, {
     headers: { ...options.context?.headers },
     signal: options.signal,
   });
@@ -167,7 +169,7 @@ describe("the task lifecycle natively: cancel, a handler failure, a new connecti
     expect(lastTask?.status).toBe("cancelled");
     // The server agrees, over a plain tasks/get.
     expect((await controller.snapshot()).status).toBe("cancelled");
-    const raw = await rpc(url, "tasks/get", { taskId, _meta: envelope() });
+    const raw = await mcp.rpc("tasks/get", { taskId, _meta: mcp.envelope() });
     expect(raw.response.result).toMatchObject({ taskId, status: "cancelled" });
   });
 

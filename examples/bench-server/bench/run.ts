@@ -7,7 +7,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { McpClient, resultOf, type JsonObject } from "./mcp.ts";
+import type { JsonObject, McpHttpClient } from "@durable-mcp/test-harness";
+import { benchClient, resultOf } from "./mcp.ts";
 import { withServer, workspaceRoot, type BenchServer } from "./server.ts";
 import { median, ms, ratio, summarize, table, type Summary } from "./stats.ts";
 
@@ -126,21 +127,21 @@ async function measureFloor(server: BenchServer, payloads: number[]) {
 // ───────────────────────────── the runtime over the wire ─────────────────────────────
 
 /** Starts a task and waits for it over subscriptions/listen: ms from tools/call to the handle and to final. */
-async function runTask(client: McpClient, tool: string, args: JsonObject) {
+async function runTask(client: McpHttpClient, tool: string, args: JsonObject) {
   const begin = now();
-  const taskId = await client.start(tool, args);
+  const taskId = (await client.startTask(tool, args)).taskId;
   const createMs = now() - begin;
-  const final = (await client.listen([taskId])).get(taskId)!;
+  const final = (await client.listenTasks([taskId])).get(taskId)!;
   const result = resultOf(final.task);
   return { taskId, createMs, totalMs: final.at - begin, result };
 }
 
 /** The same, waiting by polling tasks/get back to back. */
-async function runTaskPolling(client: McpClient, tool: string, args: JsonObject): Promise<number> {
+async function runTaskPolling(client: McpHttpClient, tool: string, args: JsonObject): Promise<number> {
   const begin = now();
-  const taskId = await client.start(tool, args);
+  const taskId = (await client.startTask(tool, args)).taskId;
   for (;;) {
-    const task = await client.get(taskId);
+    const task = await client.getTask(taskId);
     if (task.status !== "working") {
       resultOf(task);
       return now() - begin;
@@ -154,7 +155,7 @@ const steps = (n: number, payloadBytes = 0) => ({ steps: n, payloadBytes });
  * `reps` pairs of tasks run back to back, a baseline and a variant: the medians of each, and the median of the
  * per-pair differences (drift in the machine's load cancels within a pair).
  */
-async function paired(client: McpClient, reps: number, tool: string, base: JsonObject, variant: JsonObject) {
+async function paired(client: McpHttpClient, reps: number, tool: string, base: JsonObject, variant: JsonObject) {
   const baseMs: number[] = [];
   const variantMs: number[] = [];
   const diffMs: number[] = [];
@@ -172,7 +173,7 @@ async function paired(client: McpClient, reps: number, tool: string, base: JsonO
 
 /** The full suite, on /mcp-quiet: the library with task event logging off (measureDefaults covers /mcp). */
 async function measureRuntime(server: BenchServer, payloads: number[]) {
-  const client = new McpClient(`${server.origin}/mcp-quiet`);
+  const client = benchClient(`${server.origin}/mcp-quiet`);
 
   // An MCP request that reaches no Durable Object: what the SDK and the router cost per request.
   await repeat(times(30), async () => (await timed(() => client.call("server/discover")))[0]);
@@ -195,21 +196,23 @@ async function measureRuntime(server: BenchServer, payloads: number[]) {
   log(`create ${ms(create.p50)} p50; one-step round trip ${ms(roundTrip.p50)} (listen), ${ms(polled.p50)} (poll)`);
 
   const done = await runTask(client, "bench_steps", steps(1, 100));
-  const getCompleted = summarize(await repeat(times(500), async () => (await timed(() => client.get(done.taskId)))[0]));
-  const asking = await client.start("bench_input", {});
-  while ((await client.get(asking)).status !== "input_required");
-  const getWaiting = summarize(await repeat(times(200), async () => (await timed(() => client.get(asking)))[0]));
-  await client.update(asking, { continue: { action: "cancel" } });
+  const getCompleted = summarize(
+    await repeat(times(500), async () => (await timed(() => client.getTask(done.taskId)))[0]),
+  );
+  const asking = (await client.startTask("bench_input", {})).taskId;
+  while ((await client.getTask(asking)).status !== "input_required");
+  const getWaiting = summarize(await repeat(times(200), async () => (await timed(() => client.getTask(asking)))[0]));
+  await client.updateTask(asking, { continue: { action: "cancel" } });
   log(`tasks/get ${ms(getCompleted.p50)} p50, ${ms(getCompleted.p99)} p99 (input_required: ${ms(getWaiting.p50)})`);
 
   const inputRound = summarize(
     await repeat(times(30), async () => {
-      const taskId = await client.start("bench_input", {});
+      const taskId = (await client.startTask("bench_input", {})).taskId;
       let answeredAt = 0;
-      const finals = await client.listen([taskId], async (task) => {
+      const finals = await client.listenTasks([taskId], async (task) => {
         if (task.status === "input_required" && answeredAt === 0) {
           answeredAt = now();
-          await client.update(taskId, { continue: { action: "accept", content: { ok: true } } });
+          await client.updateTask(taskId, { continue: { action: "accept", content: { ok: true } } });
         }
       });
       return finals.get(taskId)!.at - answeredAt;
@@ -285,8 +288,10 @@ async function measureRuntime(server: BenchServer, payloads: number[]) {
   for (const tasks of [1, 5, 20, 50]) {
     const walls = await repeat(times(7), async () => {
       const begin = now();
-      const ids = await Promise.all(Array.from({ length: tasks }, () => client.start("bench_steps", steps(50))));
-      const finals = await client.listen(ids);
+      const ids = await Promise.all(
+        Array.from({ length: tasks }, () => client.startTask("bench_steps", steps(50)).then((task) => task.taskId)),
+      );
+      const finals = await client.listenTasks(ids);
       for (const { task } of finals.values()) resultOf(task);
       return Math.max(...[...finals.values()].map((final) => final.at)) - begin;
     });
@@ -318,7 +323,7 @@ async function measureRuntime(server: BenchServer, payloads: number[]) {
  * default level). Shorter than the full suite; each log line costs something under wrangler dev (see the docs).
  */
 async function measureDefaults(server: BenchServer) {
-  const client = new McpClient(server.url);
+  const client = benchClient(server.url);
   for (let i = 0; i < times(5); i++) await runTask(client, "bench_steps", steps(1));
   const created: number[] = [];
   const oneStep: number[] = [];
@@ -328,12 +333,16 @@ async function measureDefaults(server: BenchServer) {
     oneStep.push(run.totalMs);
   }
   const done = await runTask(client, "bench_steps", steps(1));
-  const getCompleted = summarize(await repeat(times(200), async () => (await timed(() => client.get(done.taskId)))[0]));
+  const getCompleted = summarize(
+    await repeat(times(200), async () => (await timed(() => client.getTask(done.taskId)))[0]),
+  );
   const thousand = await paired(client, times(5), "bench_steps", steps(1), steps(1000));
   const walls = await repeat(times(3), async () => {
     const begin = now();
-    const ids = await Promise.all(Array.from({ length: 20 }, () => client.start("bench_steps", steps(50))));
-    const finals = await client.listen(ids);
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, () => client.startTask("bench_steps", steps(50)).then((task) => task.taskId)),
+    );
+    const finals = await client.listenTasks(ids);
     for (const { task } of finals.values()) resultOf(task);
     return Math.max(...[...finals.values()].map((final) => final.at)) - begin;
   });
@@ -359,7 +368,7 @@ async function measureDefaults(server: BenchServer) {
  * price of one console.log line in the same runtime. Last and short: see the docs on wrangler dev and log lines.
  */
 async function measureStepEvents(server: BenchServer) {
-  const client = new McpClient(`${server.origin}/mcp-step-events`);
+  const client = benchClient(`${server.origin}/mcp-step-events`);
   await runTask(client, "bench_steps", steps(1));
   const hundred = await paired(client, times(3), "bench_steps", steps(1), steps(100));
   const lineCost = await insertCost(server.origin, "/floor/log", times(100), 0, 3);

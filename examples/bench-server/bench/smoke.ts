@@ -1,25 +1,25 @@
 // Smoke test (`pnpm --filter bench-server test`): starts the bench server and checks that every bench tool and
 // floor route does what it says. It asserts correctness only, never timing.
 import { strict as assert } from "node:assert";
-import { McpClient, resultOf } from "./mcp.ts";
+import { benchClient, resultOf } from "./mcp.ts";
 import { withServer } from "./server.ts";
 
 const port = Number(process.env.BENCH_TEST_PORT ?? 8796);
 const began = performance.now();
 
 await withServer(port, async (server) => {
-  const client = new McpClient(server.url);
+  const client = benchClient(server.url);
 
   const tools = ((await client.call("tools/list")).tools as Array<{ name: string }>).map((tool) => tool.name);
   for (const name of ["bench_steps", "bench_sleep", "bench_input"]) assert.ok(tools.includes(name), name);
 
-  const steps = await client.start("bench_steps", { steps: 3, payloadBytes: 5 });
-  const sleeper = await client.start("bench_sleep", { before: 2, sleepMs: 50, after: 2 });
-  const asker = await client.start("bench_input", {});
-  const finals = await client.listen([steps, sleeper, asker], async (task) => {
+  const steps = (await client.startTask("bench_steps", { steps: 3, payloadBytes: 5 })).taskId;
+  const sleeper = (await client.startTask("bench_sleep", { before: 2, sleepMs: 50, after: 2 })).taskId;
+  const asker = (await client.startTask("bench_input", {})).taskId;
+  const finals = await client.listenTasks([steps, sleeper, asker], async (task) => {
     if (task.status === "input_required") {
       assert.deepEqual(Object.keys(task.inputRequests ?? {}), ["continue"]);
-      await client.update(asker, { continue: { action: "accept", content: { ok: true } } });
+      await client.updateTask(asker, { continue: { action: "accept", content: { ok: true } } });
     }
   });
   assert.deepEqual(resultOf(finals.get(steps)!.task), { steps: 3, bytes: 15 });
@@ -27,13 +27,13 @@ await withServer(port, async (server) => {
   assert.equal(slept.steps, 4);
   assert.equal(typeof slept.replayMs, "number");
   assert.deepEqual(resultOf(finals.get(asker)!.task), { action: "accept", content: { ok: true } });
-  assert.deepEqual(resultOf(await client.get(steps)), { steps: 3, bytes: 15 });
+  assert.deepEqual(resultOf(await client.getTask(steps)), { steps: 3, bytes: 15 });
 
   // The same tools on the endpoints with task event logging off and on every step.
   for (const path of ["/mcp-quiet", "/mcp-step-events"]) {
-    const other = new McpClient(`${server.origin}${path}`);
-    const taskId = await other.start("bench_steps", { steps: 2, payloadBytes: 4 });
-    assert.deepEqual(resultOf((await other.listen([taskId])).get(taskId)!.task), { steps: 2, bytes: 8 }, path);
+    const other = benchClient(`${server.origin}${path}`);
+    const taskId = (await other.startTask("bench_steps", { steps: 2, payloadBytes: 4 })).taskId;
+    assert.deepEqual(resultOf((await other.listenTasks([taskId])).get(taskId)!.task), { steps: 2, bytes: 8 }, path);
   }
 
   // A task tool refuses arguments outside its schema.

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { workValue, type LabJobArgs } from "../src/lab.ts";
 import type { Hit } from "./counter.ts";
 import { doingAtKill, judge, type CheckedJob, type Role } from "./crash-checks.ts";
-import type { TaskView } from "./mcp.ts";
+import type { Task } from "@durable-mcp/test-harness";
 
 const TASK = "T".repeat(32);
 // Effect steps in order: work 0, work 1, flaky (fails its first attempt), work 2, work 3; nap and approve between.
@@ -29,7 +29,7 @@ const job = (role: Role = "answer"): CheckedJob => ({
 const record = (...runs: [string, number, number][]): Hit[] =>
   runs.map(([step, attempt, instance], seq) => ({ key: `${TASK}:${step}`, attempt, instance, seq, at: seq }));
 
-const completed = (attempts: Record<string, number>, values = [0, 1, 2, 3].map((i) => workValue(3, i))): TaskView => ({
+const completed = (attempts: Record<string, number>, values = [0, 1, 2, 3].map((i) => workValue(3, i))): Task => ({
   taskId: TASK,
   status: "completed",
   createdAt: "",
@@ -177,7 +177,7 @@ describe("crash checks", () => {
   });
 
   it("reject a step after the question of a cancelled task", () => {
-    const cancelled: TaskView = { taskId: TASK, status: "cancelled", createdAt: "", lastUpdatedAt: "" };
+    const cancelled: Task = { taskId: TASK, status: "cancelled", createdAt: "", lastUpdatedAt: "" };
     const before = clean().slice(0, 4);
     expect(fails(record(...before), cancelled, "cancel")).toEqual([]);
     expect(fails(record(...before, ["work 2", 1, 1]), cancelled, "cancel")).toEqual([

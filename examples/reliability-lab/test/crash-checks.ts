@@ -3,7 +3,7 @@
 // crash-checks.test.ts can show each of them failing on a record that breaks the rule.
 import { effectSteps, stepOrder, workValue, type LabJobArgs, type LabJobOutcome } from "../src/lab.ts";
 import { stepOf, type Hit } from "./counter.ts";
-import type { TaskView } from "./mcp.ts";
+import type { Task } from "@durable-mcp/test-harness";
 
 /** plain: no question; answer: asks, and is answered; cancel: asks, and is cancelled while it waits. */
 export type Role = "plain" | "answer" | "cancel";
@@ -29,7 +29,7 @@ export interface Verdict {
   cutBeforeEffect: number;
 }
 
-export function judge(job: CheckedJob, view: TaskView, hits: Hit[]): Verdict {
+export function judge(job: CheckedJob, view: Task, hits: Hit[]): Verdict {
   const problems: string[] = [];
   const say = (message: string) => problems.push(`task ${job.index} (${job.role}, ${job.taskId}): ${message}`);
   const order = effectSteps(job.args);

@@ -4,21 +4,12 @@
 // that ran it. Afterwards every task must have reached its right final state with the right result, and the
 // counter must show that a step which finished never ran again, and that a step ran more than once only across
 // kills, at most once more per kill: the step that was in flight when the process died.
+import { FINAL, sleep, TransportError, type Task } from "@durable-mcp/test-harness";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { LabJobArgs } from "../src/lab.ts";
 import { hitsByTask } from "./counter.ts";
 import { doingAtKill, judge, type CheckedJob, type Role } from "./crash-checks.ts";
-import {
-  answerTask,
-  cancelTask,
-  FINAL,
-  getTask,
-  sleep,
-  startJob,
-  transportRetries,
-  TransportError,
-  type TaskView,
-} from "./mcp.ts";
+import { answerTask, cancelTask, getTask, startJob, transportRetries } from "./mcp.ts";
 import { seeded, suiteSeed, type Random } from "./random.ts";
 import { startLab, type LabServer } from "./wrangler.ts";
 
@@ -168,7 +159,7 @@ describe("crashes: SIGKILL of wrangler dev at random moments, restarted on the s
       expect(unexpected).toEqual([]);
       expect(jobs.filter((job) => job.taskId === undefined)).toEqual([]);
       expect(kills.map((kill) => kill.instance)).toEqual(Array.from({ length: KILLS }, (_, i) => i + 1));
-      const views = new Map<Job, TaskView>();
+      const views = new Map<Job, Task>();
       for (const job of jobs) {
         views.set(job, await getTask(server.url, job.taskId!));
         const again = await startJob(server.url, job.args, { key: job.key });

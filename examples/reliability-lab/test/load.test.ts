@@ -4,10 +4,11 @@
 // none may be lost; with no crash, every step's effect must have happened exactly once (flaky: once per attempt).
 // Latencies, throughput and the resident memory of workerd before, during and after are printed as one JSON line
 // (docs/reliability.md records them).
+import { FINAL, sleep, type Task } from "@durable-mcp/test-harness";
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from "vitest";
 import { effectSteps, stepOrder, workValue, type LabJobArgs, type LabJobOutcome } from "../src/lab.ts";
 import { hitsByTask, stepOf } from "./counter.ts";
-import { answerTask, cancelTask, FINAL, getTask, sleep, startJob, type TaskView } from "./mcp.ts";
+import { answerTask, cancelTask, getTask, startJob } from "./mcp.ts";
 import { seeded, suiteSeed, type Random } from "./random.ts";
 import { startLab, type LabServer } from "./wrangler.ts";
 
@@ -34,7 +35,7 @@ interface Job {
   delayMs: number;
   taskId?: string;
   createMs?: number;
-  final?: TaskView;
+  final?: Task;
   problems: string[];
 }
 
