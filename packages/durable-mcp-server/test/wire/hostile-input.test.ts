@@ -73,6 +73,19 @@ const headerArb = fc.record(
   { requiredKeys: [] },
 );
 
+/** A tools/list POST with a raw body. */
+const post = (body: BodyInit) =>
+  SELF.fetch("http://fixture.test/mcp", {
+    method: "POST",
+    headers: {
+      authorization: "Bearer alice",
+      "content-type": "application/json",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/list",
+    },
+    body,
+  });
+
 describe("hostile input over HTTP", () => {
   it("never answers 5xx, and every JSON-RPC error is spec-shaped", async () => {
     const { created } = await callTaskUntil("confirm", {}, (t) => t.status === "input_required");
@@ -106,29 +119,12 @@ describe("hostile input over HTTP", () => {
   });
 
   it("refuses invalid UTF-8 and oversized bodies cleanly", async () => {
-    const invalidUtf8 = new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]);
-    const bad = await SELF.fetch("http://fixture.test/mcp", {
-      method: "POST",
-      headers: {
-        authorization: "Bearer alice",
-        "content-type": "application/json",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/list",
-      },
-      body: invalidUtf8,
-    });
+    const bad = await post(new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]));
     expect(bad.status).toBeGreaterThanOrEqual(400);
     expect(bad.status).toBeLessThan(500);
-    const huge = await SELF.fetch("http://fixture.test/mcp", {
-      method: "POST",
-      headers: {
-        authorization: "Bearer alice",
-        "content-type": "application/json",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/list",
-      },
-      body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"${"x".repeat(5 * 1024 * 1024)}"}}`,
-    });
+    const huge = await post(
+      `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"${"x".repeat(5 * 1024 * 1024)}"}}`,
+    );
     expect(huge.status).toBe(413);
   });
 });
