@@ -1,5 +1,5 @@
 // The public surface of durable-mcp-server. Everything not exported here is internal.
-export { McpServer } from "./server/mcp-server.js";
+export { IDEMPOTENCY_KEY_META, McpServer } from "./server/mcp-server.js";
 export type {
   DurableMcpServerOptions,
   FallbackPolicy,

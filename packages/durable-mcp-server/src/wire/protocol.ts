@@ -1,7 +1,6 @@
 /** Constants of the MCP Tasks extension (SEP-2663) and the 2026-07-28 envelope it rides on. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 export const CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities";
-export const SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId";
 export const PROTOCOL_VERSION = "2026-07-28";
 
 export const TaskMethods = {
