@@ -134,7 +134,15 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     this.#facade = facadeNames(tasks?.facadePrefix ?? "durable_task");
     const handlers = (this.server as unknown as { _requestHandlers: Map<string, ToolsCallHandler> })._requestHandlers;
     const sdkToolsCall = handlers.get("tools/call");
-    if (!sdkToolsCall) throw new Error("the MCP SDK did not install its tools/call handler");
+    const sdkToolsList = handlers.get("tools/list");
+    if (!sdkToolsCall || !sdkToolsList) throw new Error("the MCP SDK did not install its tools handlers");
+    // A client that declares the extension gets native tasks, never handles: the facade tools are not for it.
+    this.server.setRequestHandler("tools/list", async (request, ctx) => {
+      const listed = (await sdkToolsList(request as never, ctx)) as { tools: Array<{ name: string }> };
+      if (!this.#facadeRegistered || !declaresTasks(ctx.mcpReq.envelope)) return listed as never;
+      const facade = new Set(Object.values(this.#facade));
+      return { ...listed, tools: listed.tools.filter((tool) => !facade.has(tool.name)) } as never;
+    });
     this.server.setRequestHandler("tools/call", async (request, ctx) => {
       const task = this.#tasks.get(request.params.name);
       const result = task

@@ -105,8 +105,11 @@ describe("fallback for clients without the Tasks extension", () => {
     ).toBe("working");
   });
 
-  it("lists the facade tools with their annotations", async () => {
-    const tools = (await rpc("tools/list", {})).body.result!.tools as Array<{
+  it("lists the facade tools, with their annotations, only to clients without the extension", async () => {
+    const native = (await rpc("tools/list", {})).body.result!.tools as Array<{ name: string }>;
+    expect(native.map((tool) => tool.name)).toContain("paced");
+    expect(native.map((tool) => tool.name).filter((name) => name.startsWith("durable_task_"))).toEqual([]);
+    const tools = (await rpc("tools/list", {}, legacy)).body.result!.tools as Array<{
       name: string;
       annotations?: Record<string, unknown>;
       _meta?: Record<string, unknown>;
