@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { sleep, TASKS } from "@durable-mcp/test-harness";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { randomTaskId, renderedPages } from "./mcp-http.js";
+import { randomTaskId, renderedPages, UNKNOWN_BUCKET_ERROR } from "./mcp-http.js";
 import { followText, textOf, type TextResult, type ToolCall, type User } from "./text-model.js";
 
 const { url } = inject("wrangler");
@@ -248,14 +248,7 @@ describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
 
     const failed = await getUntilFinal(taskId);
     expect(failed.isError).toBe(true);
-    expect(errorOf(failed)).toEqual({
-      code: "unknown_bucket",
-      message: 'There is no archive bucket named "contacts-backup".',
-      retryable: false,
-      recoveryHint: "Start export_contacts again with bucket set to one of: contacts-archive, contacts-archive-eu.",
-      param: "bucket",
-      partial: { completedSteps: ["export batch 1", "export batch 2", "find bucket"] },
-    });
+    expect(errorOf(failed)).toEqual(UNKNOWN_BUCKET_ERROR);
     expect(failed._meta).toEqual({ [TASK_ID_META]: taskId });
     expect(textOf(failed)).toBe(
       'Error unknown_bucket: There is no archive bucket named "contacts-backup". ' +

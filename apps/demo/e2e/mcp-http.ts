@@ -20,3 +20,13 @@ export function renderedPages(statusMessage: unknown): number | null {
   const match = typeof statusMessage === "string" ? /^rendered (\d+)\/\d+ pages$/.exec(statusMessage) : null;
   return match ? Number(match[1]) : null;
 }
+
+/** The envelope `export_contacts` ends with for the bucket "contacts-backup", on every path. */
+export const UNKNOWN_BUCKET_ERROR = {
+  code: "unknown_bucket",
+  message: 'There is no archive bucket named "contacts-backup".',
+  retryable: false,
+  recoveryHint: "Start export_contacts again with bucket set to one of: contacts-archive, contacts-archive-eu.",
+  param: "bucket",
+  partial: { completedSteps: ["export batch 1", "export batch 2", "find bucket"] },
+};

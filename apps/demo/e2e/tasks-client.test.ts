@@ -15,7 +15,7 @@ import {
 } from "@modelcontextprotocol/ext-tasks/client";
 import { PROTOCOL_VERSION, TASKS, type JsonObject } from "@durable-mcp/test-harness";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { CLIENT_INFO, demoClient, renderedPages } from "./mcp-http.js";
+import { CLIENT_INFO, demoClient, renderedPages, UNKNOWN_BUCKET_ERROR } from "./mcp-http.js";
 
 const { url } = inject("wrangler");
 const mcp = demoClient(url);
@@ -188,14 +188,7 @@ describe("the task lifecycle natively: cancel, a handler failure, a new connecti
     const result = resultFromTaskOutcome(outcome) as ToolResult;
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toEqual({
-      error: {
-        code: "unknown_bucket",
-        message: 'There is no archive bucket named "contacts-backup".',
-        retryable: false,
-        recoveryHint: "Start export_contacts again with bucket set to one of: contacts-archive, contacts-archive-eu.",
-        param: "bucket",
-        partial: { completedSteps: ["export batch 1", "export batch 2", "find bucket"] },
-      },
+      error: UNKNOWN_BUCKET_ERROR,
     });
     expect(result.content).toEqual([
       {

@@ -42,7 +42,7 @@ kill -KILL 0
 `;
 
 export interface WranglerDevOptions {
-  /** Names the server in errors, its temp root (`<name>-XXXXXX`) and its watchdog (`<name>-wrangler`). */
+  /** Names the server in errors, its temp root (`<name>-` plus a random suffix) and its watchdog (`<name>-wrangler`). */
   name: string;
   /** Where wrangler runs (and, without `config`, finds its wrangler.jsonc). */
   cwd: string;
