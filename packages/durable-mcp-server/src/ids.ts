@@ -18,15 +18,35 @@ export async function taskIdForKey(principal: string, tool: string, key: string)
   return toBase64Url(new Uint8Array(digest).slice(0, 24));
 }
 
-function toBase64Url(bytes: Uint8Array): string {
+/** File handles: `file_` + 24 random bytes (192 bits), base64url. Bearer handles, like task ids. */
+export function newFileHandle(): string {
+  return `file_${newTaskId()}`;
+}
+
+/**
+ * The handle of a file a task step writes: derived from the task and the step, so that a retried or replayed step
+ * writes the same handle (and overwrites its own bytes) instead of leaking a new one. Unguessable without the
+ * task id, which is itself a 192-bit secret.
+ */
+export async function fileHandleForStep(taskId: string, step: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`file\u0000${taskId}\u0000${step}`));
+  return `file_${toBase64Url(new Uint8Array(digest).slice(0, 24))}`;
+}
+
+export function toBase64Url(bytes: Uint8Array): string {
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_");
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
 const TASK_ID_SHAPE = /^[A-Za-z0-9_-]{32}$/;
+const FILE_HANDLE_SHAPE = /^file_[A-Za-z0-9_-]{32}$/;
 
 /** Cheap shape check so that garbage never reaches a Durable Object. */
 export function isTaskIdShape(value: unknown): value is string {
   return typeof value === "string" && TASK_ID_SHAPE.test(value);
+}
+
+export function isFileHandleShape(value: unknown): value is string {
+  return typeof value === "string" && FILE_HANDLE_SHAPE.test(value);
 }

@@ -28,7 +28,16 @@ export type ErrorEnvelopeCode =
   | "step_failed"
   | "input_timeout"
   | "handler_error"
-  | "internal";
+  | "internal"
+  | "unknown_file"
+  | "file_not_ready"
+  | "file_too_large"
+  | "offset_mismatch"
+  | "offset_out_of_range"
+  | "checksum_mismatch"
+  | "digest_mismatch"
+  | "too_long"
+  | "upload_incomplete";
 
 /** A CallToolResult as the runtime stores and returns it. */
 export interface ToolResult {

@@ -5,6 +5,11 @@ import {
   type Implementation,
 } from "@modelcontextprotocol/server";
 import { ErrorCodes } from "../errors/codes.js";
+import { defineFileRunner } from "../files/file-runner.js";
+import { routeFileRequest } from "../files/file-routes.js";
+import { FileService, type FilesSettings } from "../files/file-service.js";
+import { corsHeaders } from "../files/http-common.js";
+import { toMilliseconds, type Duration } from "../steps/duration.js";
 import { JsonRpcError } from "../errors/errors.js";
 import type { TaskEventLevel } from "../task-events.js";
 import { defineTaskRunner } from "../runner/task-runner.js";
@@ -46,12 +51,39 @@ export interface DurableMcpOptions<Env> {
    * server (default true). Anything not on that happy path goes through the SDK either way.
    */
   taskFastPath?: boolean;
+  /**
+   * Files by handle: the FileRunner class, the tus upload and download endpoints under `files.path`, and the file
+   * tools for the model. Needs a FileRunner Durable Object binding, an R2 bucket and a signing secret.
+   */
+  files?: FilesOptions | boolean;
+}
+
+export interface FilesOptions {
+  /** FileRunner Durable Object binding. Default "FILE_RUNNER". */
+  binding?: string;
+  /** R2 bucket binding. Default "FILES". */
+  bucket?: string;
+  /** Secret (≥ 32 characters) that signs file URLs. Default "FILE_URL_SECRET". */
+  secret?: string;
+  /** Where the endpoints are mounted. Default "/files". */
+  path?: string;
+  /** Largest file accepted, in bytes. Default 4 GiB. */
+  maxSize?: number;
+  /** How long an upload, and then its file, is kept. Default 24 hours. */
+  ttl?: Duration;
+  /** How long a signed URL works. Default 15 minutes. */
+  urlTtl?: Duration;
+  /** Origin for the URLs handed out (behind a proxy); default the request's. */
+  publicUrl?: string;
+  /** Register the file tools (`file_upload_url`, …). Default true. */
+  tools?: boolean;
 }
 
 interface RequestBinding<Env> {
   env: Env;
   principal: string;
   runners: RunnerClient;
+  files?: () => FileService;
 }
 
 /**
@@ -61,6 +93,9 @@ interface RequestBinding<Env> {
 export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: DurableMcpOptions<Env> = {}) {
   const bindingName = options.binding ?? "TASK_RUNNER";
   const path = options.path ?? "/mcp";
+  const files = resolveFiles(options.files);
+  const FileRunner = defineFileRunner<Env>({ bucket: files?.bucketBinding ?? "FILES" });
+  const withFiles = (server: McpServer) => (files?.tools ? server.registerFileTools() : server);
   const TaskRunner = defineTaskRunner<Env>({
     registry: createServer,
     alarmBudgetMs: options.alarmBudgetMs,
@@ -73,7 +108,11 @@ export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: 
   const handler = createMcpHandler(({ authInfo }) => {
     const binding = authInfo ? bindings.get(authInfo) : undefined;
     if (!binding) throw new Error("durableMcp: request reached the MCP handler without its binding");
-    return createServer(binding.env).bindTaskRuntime({ principal: binding.principal, runners: binding.runners });
+    return withFiles(createServer(binding.env)).bindTaskRuntime({
+      principal: binding.principal,
+      runners: binding.runners,
+      files: binding.files,
+    });
   }, options.handler);
 
   // The fast path answers with the server's name and version, as the SDK does; build the server once to learn them.
@@ -110,7 +149,9 @@ export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: 
         if (listen) return listen;
       }
       const authInfo: AuthInfo = { ...(caller.authInfo ?? { token: "", clientId: caller.principal, scopes: [] }) };
-      bindings.set(authInfo, { env, principal: caller.principal, runners });
+      let service: FileService | undefined;
+      const fileService = files ? () => (service ??= FileService.fromEnv(files, env, request.url)) : undefined;
+      bindings.set(authInfo, { env, principal: caller.principal, runners, files: fileService });
       return await handler.fetch(request, { authInfo });
     } catch (error) {
       console.error("durableMcp: request failed", {
@@ -121,10 +162,58 @@ export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: 
     }
   }
 
+  /** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
+  async function serveFiles(request: Request, env: Env): Promise<Response> {
+    if (!files) return new Response("Not found", { status: 404 });
+    try {
+      const service = FileService.fromEnv(files, env, request.url);
+      return await routeFileRequest(request, service, async (req) => {
+        const caller = options.authenticate ? await options.authenticate(req, env) : { principal: "anonymous" };
+        return caller instanceof Response ? withCors(caller) : caller;
+      });
+    } catch (error) {
+      console.error("durableMcp: file request failed", {
+        method: request.method,
+        url: new URL(request.url).pathname,
+        error: error instanceof Error ? error.stack : String(error),
+      });
+      return new Response("Internal error\n", { status: 500, headers: corsHeaders() });
+    }
+  }
+
   async function fetch(request: Request, env: Env): Promise<Response> {
-    if (new URL(request.url).pathname !== path) return new Response("Not found", { status: 404 });
+    const pathname = new URL(request.url).pathname;
+    if (files && (pathname === files.path || pathname.startsWith(`${files.path}/`))) return serveFiles(request, env);
+    if (pathname !== path) return new Response("Not found", { status: 404 });
     return serve(request, env);
   }
 
-  return { TaskRunner, fetch, serve, handler };
+  return { TaskRunner, FileRunner, fetch, serve, serveFiles, handler };
+}
+
+const GIB = 1024 * 1024 * 1024;
+
+function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSettings & { tools: boolean }) | undefined {
+  if (!option) return undefined;
+  const given = option === true ? {} : option;
+  const path = (given.path ?? "/files").replace(/\/+$/, "");
+  if (!path.startsWith("/"))
+    throw new Error(`durableMcp: files.path must start with "/" (got ${JSON.stringify(path)})`);
+  return {
+    runnerBinding: given.binding ?? "FILE_RUNNER",
+    bucketBinding: given.bucket ?? "FILES",
+    secretBinding: given.secret ?? "FILE_URL_SECRET",
+    path,
+    maxSize: given.maxSize ?? 4 * GIB,
+    ttlMs: toMilliseconds(given.ttl ?? "24 hours"),
+    urlTtlMs: toMilliseconds(given.urlTtl ?? "15 minutes"),
+    publicUrl: given.publicUrl?.replace(/\/+$/, ""),
+    tools: given.tools ?? true,
+  };
+}
+
+function withCors(response: Response): Response {
+  const copy = new Response(response.body, response);
+  for (const [name, value] of Object.entries(corsHeaders())) copy.headers.set(name, value);
+  return copy;
 }

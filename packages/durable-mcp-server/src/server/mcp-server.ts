@@ -22,6 +22,8 @@ import { toMilliseconds, type Duration } from "../steps/duration.js";
 import type { Step } from "../steps/types.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
 import { registerFacadeTools } from "../fallback/facade-tools.js";
+import type { FileService } from "../files/file-service.js";
+import { registerFileTools } from "../files/file-tools.js";
 import { facadeNames, taskViewResult, type FacadeNames } from "../fallback/task-view.js";
 
 type InferOutput<S extends StandardSchemaWithJSON> = StandardSchemaWithJSON.InferOutput<S>;
@@ -99,6 +101,8 @@ interface RegisteredTask extends TaskDefinition {
 export interface TaskRuntime {
   principal: string;
   runners: RunnerClient;
+  /** The deployment's files, when `durableMcp` was given `files`. */
+  files?: () => FileService;
 }
 
 type ToolsCallHandler = (
@@ -118,6 +122,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
   readonly #facade: FacadeNames;
   readonly #serverInfo: Implementation;
   #facadeRegistered = false;
+  #fileToolsRegistered = false;
   #runtime: TaskRuntime | undefined;
 
   constructor(serverInfo: Implementation, { tasks, ...options }: DurableMcpServerOptions = {}) {
@@ -205,6 +210,21 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       this.#facadeRegistered = true;
       registerFacadeTools(this, this.#facade, () => this.#boundRuntime());
     }
+  }
+
+  /**
+   * Registers the file tools (`file_upload_url`, `file_download_url`, `file_upload_open/write/commit`,
+   * `file_download_read`, `file_status`). `durableMcp(…, { files })` calls it; calling it again is a no-op.
+   */
+  registerFileTools(): this {
+    if (this.#fileToolsRegistered) return this;
+    this.#fileToolsRegistered = true;
+    registerFileTools(this, () => {
+      const runtime = this.#boundRuntime();
+      if (!runtime.files) throw new Error("file tools need durableMcp(…, { files: … })");
+      return { principal: runtime.principal, files: runtime.files() };
+    });
+    return this;
   }
 
   getTaskDefinition(name: string): TaskDefinition | undefined {

@@ -1,0 +1,245 @@
+import { DurableObject } from "cloudflare:workers";
+import { applyMigrations, schemaVersion } from "../storage/migrations.js";
+import { FILE_MIGRATIONS, FileStore, type FileRecord } from "./file-store.js";
+import { completeUpload, partSizeFor, receiveChunk, RunningDigest, type WriteOutcome } from "./upload.js";
+
+/** Who may touch a file: its owner, or the bearer of a URL the server signed for this handle. */
+export type FileAccess = { handle: string; principal: string } | { handle: string; signed: true };
+
+export interface NewFile {
+  handle: string;
+  principal: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  /** Hex sha256 the bytes must have; null to accept whatever arrives (the digest is still computed). */
+  sha256: string | null;
+  ttlMs: number;
+}
+
+/** A file whose bytes are already in R2 (a task's artifact), registered under a handle. */
+export interface StoredFile extends Omit<NewFile, "sha256"> {
+  sha256: string;
+}
+
+/** The RPC surface of a FileRunner. */
+export interface FileRunnerRpc {
+  /** Creates the upload. The same handle again returns the existing record if the spec matches, else null. */
+  create(file: NewFile): Promise<FileRecord | null>;
+  status(access: FileAccess): Promise<FileRecord | null>;
+  /** Appends `body` at `offset`; `checksum` is the sha256 the chunk must have. Null when the file is unknown. */
+  write(
+    access: FileAccess,
+    offset: number,
+    body: ReadableStream<Uint8Array>,
+    checksum: Uint8Array | null,
+  ): Promise<WriteOutcome | null>;
+  /** Ends the upload or deletes the file; its bytes and parts go with it. */
+  terminate(access: FileAccess): Promise<boolean>;
+  /** Records a file written straight to R2; the same handle again replaces it (a step that ran again). */
+  register(file: StoredFile): Promise<FileRecord>;
+}
+
+export interface FileRunnerOptions {
+  /** Name of the R2 bucket binding. */
+  bucket: string;
+}
+
+export type FileRunnerClass<Env> = new (ctx: DurableObjectState, env: Env) => DurableObject<Env> & FileRunnerRpc;
+
+/** Where a file's bytes live in the bucket. */
+export function objectKey(handle: string): string {
+  return `files/${handle}`;
+}
+
+/**
+ * Builds the FileRunner Durable Object class: one object per file handle, holding the file's metadata and its
+ * upload state in SQLite. Being one object per handle makes concurrent writes to one upload sequential.
+ */
+export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerClass<Env> {
+  return class FileRunner extends DurableObject<Env> implements FileRunnerRpc {
+    private store = new FileStore(this.ctx.storage.sql);
+    private ready: boolean;
+    /** Writes and terminations one at a time, in arrival order. */
+    private queue: Promise<unknown> = Promise.resolve();
+    private digest: RunningDigest | null = null;
+
+    constructor(ctx: DurableObjectState, env: Env) {
+      super(ctx, env);
+      const version = schemaVersion(ctx.storage.sql);
+      if (version > 0) applyMigrations(ctx.storage, FILE_MIGRATIONS, version);
+      this.ready = version > 0;
+    }
+
+    async create(file: NewFile): Promise<FileRecord | null> {
+      return this.serialized(async () => {
+        const existing = this.ready ? this.store.read() : null;
+        if (existing) {
+          const same =
+            existing.principal === file.principal &&
+            existing.size === file.size &&
+            existing.declaredSha256 === file.sha256 &&
+            existing.name === file.name;
+          return same ? existing : null;
+        }
+        this.init();
+        const now = Date.now();
+        this.store.insert({
+          handle: file.handle,
+          principal: file.principal,
+          name: file.name,
+          mimeType: file.mimeType,
+          size: file.size,
+          declaredSha256: file.sha256,
+          sha256: null,
+          state: "uploading",
+          offset: 0,
+          partSize: partSizeFor(file.size),
+          uploadId: null,
+          createdAt: now,
+          expiresAt: now + file.ttlMs,
+        });
+        await this.ctx.storage.setAlarm(now + file.ttlMs);
+        this.digest = new RunningDigest();
+        // An empty file is complete the moment it exists.
+        if (file.size === 0) await this.complete();
+        return this.store.read();
+      });
+    }
+
+    async status(access: FileAccess): Promise<FileRecord | null> {
+      return this.owned(access);
+    }
+
+    async write(
+      access: FileAccess,
+      offset: number,
+      body: ReadableStream<Uint8Array>,
+      checksum: Uint8Array | null,
+    ): Promise<WriteOutcome | null> {
+      return this.serialized(async () => {
+        const file = this.owned(access);
+        if (!file) {
+          await body.cancel().catch(() => {});
+          return null;
+        }
+        if (file.state === "ready") {
+          await body.cancel().catch(() => {});
+          return { kind: offset === file.size ? "too_long" : "offset_mismatch", file };
+        }
+        if (!this.digest && file.offset === 0) this.digest = new RunningDigest();
+        const outcome = await receiveChunk(this.target(), offset, body, checksum, this.digest);
+        // The running digest is only good while it has seen exactly the bytes kept.
+        if (this.digest && this.digest.offset !== outcome.file.offset) this.digest = null;
+        if (outcome.kind !== "written" || outcome.file.offset !== outcome.file.size) return outcome;
+        return this.complete();
+      });
+    }
+
+    async terminate(access: FileAccess): Promise<boolean> {
+      return this.serialized(async () => {
+        const file = this.owned(access);
+        if (!file) return false;
+        await this.destroy(file);
+        return true;
+      });
+    }
+
+    async register(file: StoredFile): Promise<FileRecord> {
+      return this.serialized(async () => {
+        if (this.ready) await this.ctx.storage.deleteAll();
+        this.ready = false;
+        this.init();
+        const now = Date.now();
+        this.store.insert({
+          handle: file.handle,
+          principal: file.principal,
+          name: file.name,
+          mimeType: file.mimeType,
+          size: file.size,
+          declaredSha256: null,
+          sha256: file.sha256,
+          state: "ready",
+          offset: file.size,
+          partSize: partSizeFor(file.size),
+          uploadId: null,
+          createdAt: now,
+          expiresAt: now + file.ttlMs,
+        });
+        await this.ctx.storage.setAlarm(now + file.ttlMs);
+        return this.store.read()!;
+      });
+    }
+
+    /** Expiry: an unfinished upload is aborted and its parts removed; a finished file is deleted. */
+    override async alarm(): Promise<void> {
+      await this.serialized(async () => {
+        const file = this.ready ? this.store.read() : null;
+        if (!file) return;
+        if (Date.now() < file.expiresAt) {
+          await this.ctx.storage.setAlarm(file.expiresAt);
+          return;
+        }
+        console.log(JSON.stringify({ event: "file_expired", handle: file.handle, state: file.state }));
+        await this.destroy(file);
+      });
+    }
+
+    private async complete(): Promise<WriteOutcome> {
+      const outcome = await completeUpload(this.target(), this.digest);
+      this.digest = outcome.kind === "digest_mismatch" ? new RunningDigest() : null;
+      if (outcome.kind === "digest_mismatch") {
+        console.warn(
+          JSON.stringify({ event: "file_digest_mismatch", handle: outcome.file.handle, actual: outcome.actual }),
+        );
+      }
+      return outcome;
+    }
+
+    private async destroy(file: FileRecord): Promise<void> {
+      const bucket = this.bucket();
+      if (file.uploadId) await bucket.resumeMultipartUpload(objectKey(file.handle), file.uploadId).abort();
+      await bucket.delete(objectKey(file.handle));
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      this.ready = false;
+      this.digest = null;
+    }
+
+    private owned(access: FileAccess): FileRecord | null {
+      if (!this.ready) return null;
+      const file = this.store.read();
+      if (!file || file.handle !== access.handle) return null;
+      if ("principal" in access && file.principal !== access.principal) return null;
+      if (Date.now() >= file.expiresAt) return null;
+      return file;
+    }
+
+    private init(): void {
+      if (this.ready) return;
+      applyMigrations(this.ctx.storage, FILE_MIGRATIONS, 0);
+      this.ready = true;
+    }
+
+    private target() {
+      return {
+        store: this.store,
+        storage: this.ctx.storage,
+        bucket: this.bucket(),
+        key: objectKey(this.store.read()!.handle),
+      };
+    }
+
+    private bucket(): R2Bucket {
+      const bucket = (this.env as Record<string, unknown>)[options.bucket] as R2Bucket | undefined;
+      if (!bucket) throw new Error(`FileRunner: no R2 bucket binding named "${options.bucket}"`);
+      return bucket;
+    }
+
+    private serialized<T>(fn: () => Promise<T>): Promise<T> {
+      const run = this.queue.then(fn, fn);
+      this.queue = run.catch(() => {});
+      return run;
+    }
+  };
+}

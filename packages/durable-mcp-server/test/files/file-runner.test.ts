@@ -1,0 +1,169 @@
+import { evictDurableObject, runDurableObjectAlarm, SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { FileRunnerRpc } from "../../src/files/file-runner.js";
+import { newFileHandle } from "../../src/ids.js";
+import { fixtureEnv } from "../helpers.js";
+import { createUpload, handleOf, head, MIB, ORIGIN, patch, randomBytes, sha256Hex, uploadAll } from "./helpers.js";
+
+function runnerOf(handle: string) {
+  const namespace = fixtureEnv.FILE_RUNNER;
+  return namespace.get(namespace.idFromName(handle)) as unknown as DurableObjectStub & FileRunnerRpc;
+}
+
+/** A body that delivers `bytes` and then breaks, as a dropped connection does. */
+function breakingBody(bytes: Uint8Array, piece: number): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (at >= bytes.byteLength) {
+        controller.error(new Error("connection reset"));
+        return;
+      }
+      controller.enqueue(bytes.slice(at, at + piece));
+      at += piece;
+    },
+  });
+}
+
+describe("FileRunner", () => {
+  it("resumes after an eviction mid-upload and still verifies the whole file", async () => {
+    const bytes = randomBytes(11 * MIB + 3);
+    const sha256 = await sha256Hex(bytes);
+    const { url } = await createUpload(bytes.byteLength, { sha256 });
+    const handle = handleOf(url);
+    // Evict between every two chunks: part buffers, part uploads and the digest must all survive it.
+    for (let at = 0; at < bytes.byteLength; at += 3 * MIB) {
+      await evictDurableObject(runnerOf(handle));
+      const offset = Number((await head(url)).headers.get("Upload-Offset"));
+      expect(offset).toBe(at);
+      const reply = await patch(url, offset, bytes.subarray(offset, Math.min(bytes.byteLength, offset + 3 * MIB)));
+      expect(reply.status).toBe(204);
+    }
+    const download = await SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
+    expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
+    expect(await sha256Hex(new Uint8Array(await download.arrayBuffer()))).toBe(sha256);
+  });
+
+  it("keeps what arrived before a body broke off, and the upload resumes from there", async () => {
+    const bytes = randomBytes(7 * MIB);
+    const sha256 = await sha256Hex(bytes);
+    const handle = newFileHandle();
+    const runner = runnerOf(handle);
+    const access = { handle, principal: "alice" };
+    await runner.create({
+      ...access,
+      name: "x.bin",
+      mimeType: "application/octet-stream",
+      size: bytes.byteLength,
+      sha256,
+      ttlMs: 60_000,
+    });
+    // 6.5 MiB arrive in 256 KiB pieces, then the connection drops.
+    const outcome = await runner.write(access, 0, breakingBody(bytes.subarray(0, 6.5 * MIB), 256 * 1024), null);
+    expect(outcome?.kind).toBe("interrupted");
+    expect(outcome?.file.offset).toBe(6.5 * MIB);
+    await evictDurableObject(runner);
+    const rest = await runner.write(access, 6.5 * MIB, new Response(bytes.subarray(6.5 * MIB)).body!, null);
+    expect(rest?.kind).toBe("written");
+    expect(rest?.file.state).toBe("ready");
+    expect(rest?.file.sha256).toBe(sha256);
+  });
+
+  it("discards a broken chunk that carried a checksum", async () => {
+    const bytes = randomBytes(2 * MIB);
+    const handle = newFileHandle();
+    const runner = runnerOf(handle);
+    const access = { handle, principal: "alice" };
+    await runner.create({ ...access, name: "x", mimeType: "a/b", size: bytes.byteLength, sha256: null, ttlMs: 60_000 });
+    const checksum = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+    const outcome = await runner.write(access, 0, breakingBody(bytes.subarray(0, MIB), 65_536), checksum);
+    expect(outcome?.kind).toBe("interrupted");
+    expect(outcome?.file.offset).toBe(0);
+  });
+
+  it("aborts an expired upload and removes its parts from R2", async () => {
+    const handle = newFileHandle();
+    const runner = runnerOf(handle);
+    const access = { handle, principal: "alice" };
+    await runner.create({ ...access, name: "x", mimeType: "a/b", size: 12 * MIB, sha256: null, ttlMs: 300 });
+    await runner.write(access, 0, new Response(randomBytes(6 * MIB)).body!, null);
+    const file = await runner.status(access);
+    expect(file?.uploadId).toBeTruthy();
+    const upload = fixtureEnv.FILES.resumeMultipartUpload(`files/${handle}`, file!.uploadId!);
+    // While the upload lives its multipart upload takes parts.
+    await upload.uploadPart(3, "probe");
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    // Expired is unknown at once, whether or not the alarm has cleaned up yet.
+    expect(await runner.status(access)).toBeNull();
+    await runDurableObjectAlarm(runner);
+    // The multipart upload was aborted: it takes no more parts.
+    await expect(upload.uploadPart(4, "probe")).rejects.toThrow();
+  });
+
+  it("deletes a finished file when it expires", async () => {
+    const handle = newFileHandle();
+    const runner = runnerOf(handle);
+    const access = { handle, principal: "alice" };
+    await runner.create({ ...access, name: "x", mimeType: "a/b", size: 5, sha256: null, ttlMs: 200 });
+    await runner.write(access, 0, new Response("hello").body!, null);
+    expect(await fixtureEnv.FILES.head(`files/${handle}`)).not.toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await runDurableObjectAlarm(runner);
+    expect(await fixtureEnv.FILES.head(`files/${handle}`)).toBeNull();
+  });
+});
+
+describe("file access", () => {
+  it("treats foreign, unknown and malformed handles alike (404)", async () => {
+    const bytes = randomBytes(10);
+    const { url } = await createUpload(bytes.byteLength);
+    await uploadAll(url, bytes, 10);
+    const handle = handleOf(url);
+    const replies = await Promise.all(
+      [
+        [handle, "mallory"],
+        [newFileHandle(), "alice"],
+        ["..%2F..%2Fetc%2Fpasswd", "alice"],
+        ["file_" + "A".repeat(500), "alice"],
+      ].map(([h, who]) => SELF.fetch(`${ORIGIN}/files/${h}`, { headers: { Authorization: `Bearer ${who}` } })),
+    );
+    const bodies = await Promise.all(replies.map((r) => r.text()));
+    expect(replies.map((r) => r.status)).toEqual([404, 404, 404, 404]);
+    expect(new Set(bodies).size).toBe(1);
+    // A foreign principal cannot upload to, inspect or delete it either.
+    const mallory = { Authorization: "Bearer mallory" };
+    const plainUrl = `${ORIGIN}/files/${handle}`;
+    expect((await head(plainUrl, mallory)).status).toBe(404);
+    expect((await patch(plainUrl, 10, new Uint8Array(0), mallory)).status).toBe(404);
+    const del = await SELF.fetch(plainUrl, { method: "DELETE", headers: { ...mallory, "Tus-Resumable": "1.0.0" } });
+    expect(del.status).toBe(404);
+    expect((await SELF.fetch(plainUrl, { headers: { Authorization: "Bearer alice" } })).status).toBe(200);
+  });
+
+  it("answers 401 to an expired signed URL and 403 to a tampered one, before any lookup", async () => {
+    const { url } = await createUpload(10);
+    const handle = handleOf(url);
+    const signed = new URL(url);
+    const tampered = new URL(signed);
+    tampered.searchParams.set("exp", String(Number(signed.searchParams.get("exp")) + 3600));
+    expect((await head(tampered.toString())).status).toBe(403);
+    const otherHandle = new URL(signed);
+    otherHandle.pathname = `/files/${newFileHandle()}`;
+    expect((await head(otherHandle.toString())).status).toBe(403);
+    const badSig = new URL(signed);
+    badSig.searchParams.set("sig", "A".repeat(43));
+    expect((await head(badSig.toString())).status).toBe(403);
+    // An upload URL does not download.
+    expect((await SELF.fetch(url)).status).toBe(403);
+    // A correctly signed but expired URL: signed here with the fixture's secret.
+    const { UrlSigner } = await import("../../src/files/signed-urls.js");
+    const signer = new UrlSigner(fixtureEnv.FILE_URL_SECRET);
+    const expired = await signer.sign(`${ORIGIN}/files/${handle}`, "upload", handle, Date.now() - 1000);
+    expect((await head(expired)).status).toBe(401);
+    // The same for a handle that never existed: nothing tells the two apart.
+    const ghost = newFileHandle();
+    expect((await head(await signer.sign(`${ORIGIN}/files/${ghost}`, "upload", ghost, Date.now() - 1000))).status).toBe(
+      401,
+    );
+  });
+});
