@@ -9,7 +9,7 @@ export type {
   TaskServerOptions,
 } from "./server/mcp-server.js";
 export { durableMcp } from "./routing/durable-mcp.js";
-export type { Authenticate, Caller, DurableMcpOptions } from "./routing/durable-mcp.js";
+export type { Authenticate, Caller, DurableMcpOptions, FilesOptions } from "./routing/durable-mcp.js";
 export type { Duration } from "./steps/duration.js";
 export type { Backoff, StepConfig } from "./steps/retry-policy.js";
 export type {
@@ -32,4 +32,7 @@ export {
 export { RepairableError } from "./errors/envelope.js";
 export type { ErrorEnvelope, ErrorEnvelopeCode } from "./errors/envelope.js";
 export { TASKS_EXTENSION } from "./wire/protocol.js";
+export { fileLink, FILE_TOOL_NAMES } from "./files/file-tools.js";
+export type { FileView } from "./files/file-service.js";
+export type { ArtifactBody, ArtifactSpec, FileRef, InputFile, TaskFiles } from "./files/task-files.js";
 export type { CreateTaskResult, DetailedTask, GetTaskResult, Task } from "./wire/task-shapes.js";

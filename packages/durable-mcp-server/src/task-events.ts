@@ -12,6 +12,7 @@ export type TaskEventName =
   | "step_finished"
   | "step_retry_scheduled"
   | "step_failed"
+  | "step_result_spilled"
   | "sleep_started"
   | "sleep_finished"
   | "input_requested"

@@ -231,11 +231,14 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
   );
 }
 
-/** A tool result that references a ready file: its metadata, plus a `resource_link` a host can follow. */
-export function fileLink(file: Pick<FileView, "handle" | "name" | "mimeType" | "size" | "sha256">, uri: string) {
+/**
+ * `resource_link` content for a ready file (a FileRef from `step.files.write`, say): what a tool result returns so a
+ * host can fetch the file with the owner's credentials, or the model can ask `file_download_url` for a signed URL.
+ */
+export function fileLink(file: Pick<FileView, "handle" | "name" | "mimeType" | "size" | "sha256"> & { uri: string }) {
   return {
     type: "resource_link" as const,
-    uri,
+    uri: file.uri,
     name: file.name,
     mimeType: file.mimeType,
     size: file.size,
@@ -249,7 +252,7 @@ function readyResult(files: FileService, file: FileRecord): ToolResult {
   return {
     content: [
       { type: "text", text: `${file.handle} is ready: ${file.name}, ${file.size} bytes, sha256 ${file.sha256}.` },
-      fileLink(view, files.fileUrl(file.handle)),
+      fileLink({ ...view, uri: files.fileUrl(file.handle) }),
     ],
     structuredContent: view as unknown as Record<string, unknown>,
   };

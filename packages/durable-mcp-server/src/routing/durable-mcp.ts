@@ -101,6 +101,7 @@ export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: 
     alarmBudgetMs: options.alarmBudgetMs,
     purgeGraceMs: options.purgeGraceMs,
     events: options.events,
+    files,
   });
   // The SDK hands the factory the very authInfo object given to fetch (on the 2025 path too, where the Request
   // is rebuilt), so a fresh authInfo per request carries the request's binding.

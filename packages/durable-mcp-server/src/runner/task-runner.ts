@@ -2,7 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import { ErrorCodes } from "../errors/codes.js";
 import { TaskProtocolError, type JsonRpcErrorObject } from "../errors/errors.js";
 import { envelopeFor, toolErrorResult, toToolResult } from "../errors/envelope.js";
-import { runWithJournal, type RunOutcome } from "../steps/engine.js";
+import { runWithJournal, type EngineHost, type RunOutcome } from "../steps/engine.js";
+import { FileService, type FilesSettings } from "../files/file-service.js";
+import { deleteSpilledResults, resultSpill } from "../files/result-spill.js";
 import { StepJournal } from "../steps/journal.js";
 import { toDetailedTask, toTask, type DetailedTask, type Task } from "../wire/task-shapes.js";
 import { checkInputAnswer } from "../wire/elicit-answer.js";
@@ -27,6 +29,8 @@ export interface TaskRunnerOptions<Env> {
   purgeGraceMs?: number;
   /** Which task events are logged as JSON lines (default "task"). */
   events?: TaskEventLevel;
+  /** The deployment's file settings: `step.files`, and step results too large for the journal spill to R2. */
+  files?: FilesSettings;
 }
 
 const DEFAULT_ALARM_BUDGET_MS = 10 * 60_000;
@@ -305,6 +309,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           handoffAt: startedAt + alarmBudgetMs,
           controllers: this.controllers,
           event,
+          ...this.fileHosts(record),
         });
       } finally {
         this.running = false;
@@ -413,7 +418,21 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       return taskEventLog(eventLevel, record);
     }
 
+    /** `step.files` and result spilling, built lazily so that a task that never uses them needs no bindings. */
+    private fileHosts(record: TaskRecord): Pick<EngineHost, "files" | "spill"> {
+      const settings = options.files;
+      if (!settings) return {};
+      let service: FileService | undefined;
+      const files = () => (service ??= FileService.fromEnv(settings, this.env, record.origin ?? "http://localhost"));
+      return {
+        files: { taskId: record.taskId, principal: record.principal, service: files },
+        spill: resultSpill(() => files().bucket, record.taskId),
+      };
+    }
+
     private async purge(): Promise<void> {
+      const record = this.store.read();
+      if (options.files && record) await deleteSpilledResults(this.env, options.files, record.taskId);
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       this.ready = false;

@@ -22,9 +22,13 @@ export interface TaskRecord {
   ttlMs: number | null;
   pollIntervalMs: number | null;
   purgeAt: number | null;
+  /** Origin of the request that created the task: the base of the file URLs its results link to. */
+  origin: string | null;
 }
 
-export type NewTask = Pick<TaskRecord, "taskId" | "principal" | "tool" | "input" | "ttlMs" | "pollIntervalMs">;
+export type NewTask = Pick<TaskRecord, "taskId" | "principal" | "tool" | "input" | "ttlMs" | "pollIntervalMs"> & {
+  origin?: string | null;
+};
 
 export type Ending =
   | { status: "completed"; result: unknown }
@@ -46,6 +50,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   ttl_ms: number | null;
   poll_interval_ms: number | null;
   purge_at: number | null;
+  origin: string | null;
 }
 
 const LIVE = "status IN ('working', 'input_required')";
@@ -61,8 +66,8 @@ export class TaskStore {
 
   insert(task: NewTask, now: number): void {
     this.sql.exec(
-      `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms, poll_interval_ms)
-       VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?)`,
+      `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms,
+         poll_interval_ms, origin) VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?, ?)`,
       task.taskId,
       task.principal,
       task.tool,
@@ -71,6 +76,7 @@ export class TaskStore {
       now,
       task.ttlMs,
       task.pollIntervalMs,
+      task.origin ?? null,
     );
   }
 
@@ -135,5 +141,6 @@ function fromRow(row: TaskRow): TaskRecord {
     ttlMs: row.ttl_ms,
     pollIntervalMs: row.poll_interval_ms,
     purgeAt: row.purge_at,
+    origin: row.origin ?? null,
   };
 }

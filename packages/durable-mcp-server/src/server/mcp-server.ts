@@ -262,6 +262,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       input: JSON.stringify(input ?? null),
       ttlMs: task.ttlMs,
       pollIntervalMs: task.pollIntervalMs,
+      origin: originOf(ctx),
     });
     if (!created) {
       throw new ProtocolError(
@@ -313,6 +314,11 @@ function idempotencyKeyOf(ctx: ServerContext): string | undefined {
     throw new ProtocolError(ErrorCodes.InvalidParams, "An idempotency key must be 1 to 255 characters long");
   }
   return key;
+}
+
+function originOf(ctx: ServerContext): string | null {
+  const url = ctx.http?.req?.url;
+  return url ? new URL(url).origin : null;
 }
 
 function validateSync(

@@ -7,6 +7,7 @@ import {
   StepResultError,
   StepTimeoutError,
 } from "../errors/errors.js";
+import { createTaskFiles, type FileRef, type TaskFiles, type TaskFilesHost } from "../files/task-files.js";
 import type { TaskEventSink } from "../task-events.js";
 import { toMilliseconds, type Duration } from "./duration.js";
 import type { StepJournal, StepKind, StepRecord } from "./journal.js";
@@ -23,6 +24,17 @@ import type {
 
 /** Step results are capped like Cloudflare Workflows', well under SQLite's 2 MB row limit. */
 export const MAX_STEP_RESULT_BYTES = 1_048_576;
+/** With a bucket to spill to, larger results go to R2 instead, up to this (they are held in memory on replay). */
+export const MAX_SPILLED_RESULT_BYTES = 32 * 1_048_576;
+/** A journaled result that starts with this is a reference to R2; JSON text never starts with "@". */
+const SPILLED = "@r2:";
+
+/** Where results too large for the journal go. */
+export interface ResultSpill {
+  /** Stores the JSON text of step `name`'s result; returns the key to journal. */
+  put(name: string, text: string): Promise<string>;
+  get(key: string): Promise<string>;
+}
 
 /** What the engine needs from the TaskRunner that hosts it. */
 export interface EngineHost {
@@ -39,6 +51,10 @@ export interface EngineHost {
   controllers: Set<AbortController>;
   /** Receives one structured event per step transition. */
   event: TaskEventSink;
+  /** `step.files`, when the deployment has files. */
+  files?: TaskFilesHost;
+  /** Spills results over MAX_STEP_RESULT_BYTES to R2, when the deployment has files. */
+  spill?: ResultSpill;
 }
 
 export type RunOutcome =
@@ -165,7 +181,7 @@ class StepEngine {
     if (entry === "halt") return this.halt();
     if (entry === "handoff") return this.park();
     if (entry !== "new") {
-      if (entry.state === "done") return parseJson(entry.result);
+      if (entry.state === "done") return this.readResult(entry.result);
       if (entry.state === "failed") throw stepFailure(entry);
       if (entry.state === "waiting" && (entry.wakeAt ?? 0) > this.host.now()) return this.park();
     }
@@ -191,8 +207,10 @@ class StepEngine {
     const startedAt = this.host.now();
     this.host.event("step_started", { step: name, attempt });
     try {
-      const text = serializeResult(name, await this.attempt(name, fn, attempt, policy.timeoutMs));
-      this.write({ ...base, state: "done", result: text });
+      const limit = this.host.spill ? MAX_SPILLED_RESULT_BYTES : MAX_STEP_RESULT_BYTES;
+      const text = serializeResult(name, await this.attempt(name, fn, attempt, policy.timeoutMs), limit);
+      const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(name, text) : text;
+      this.write({ ...base, state: "done", result: stored });
       this.host.event("step_finished", { step: name, attempt, durationMs: this.host.now() - startedAt });
       return parseJson(text);
     } catch (error) {
@@ -212,6 +230,19 @@ class StepEngine {
       this.inFlight--;
       if (this.parked > 0) this.checkQuiescent();
     }
+  }
+
+  private async spill(name: string, text: string): Promise<string> {
+    const key = await this.host.spill!.put(name, text);
+    this.host.event("step_result_spilled", { step: name, bytes: utf8Length(text) });
+    return `${SPILLED}${key}`;
+  }
+
+  private async readResult(stored: string | null): Promise<unknown> {
+    if (stored?.startsWith(SPILLED) && this.host.spill) {
+      return parseJson(await this.host.spill.get(stored.slice(SPILLED.length)));
+    }
+    return parseJson(stored);
   }
 
   private async attempt(name: string, fn: StepBody, attempt: number, timeoutMs: number): Promise<unknown> {
@@ -311,6 +342,9 @@ class StepEngine {
           options,
         ) as Promise<ElicitResult>,
       requestInput: (name, request, options) => this.inputStep(name, request, options),
+      files: this.host.files
+        ? createTaskFiles(this.host.files, (name, fn) => this.doStep(name, undefined, fn) as Promise<FileRef>)
+        : filesDisabled,
       status: async (message, options) => {
         // Replays stay silent: only a run that has passed every journaled step reports status.
         if (this.settled || this.unvisited.size > 0) return;
@@ -324,7 +358,18 @@ function parseJson(text: string | null): unknown {
   return text === null ? undefined : JSON.parse(text);
 }
 
-function serializeResult(step: string, value: unknown): string | null {
+const filesDisabled: TaskFiles = {
+  open: () => Promise.reject(new Error("step.files needs durableMcp(…, { files: … })")),
+  write: () => Promise.reject(new Error("step.files needs durableMcp(…, { files: … })")),
+};
+
+/** UTF-8 size of `text`: exact above a third of the journal cap; below it, a count that is also under the cap. */
+function utf8Length(text: string): number {
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: only long texts need the exact count.
+  return text.length * 3 <= MAX_STEP_RESULT_BYTES ? text.length : new TextEncoder().encode(text).byteLength;
+}
+
+function serializeResult(step: string, value: unknown, limit: number): string | null {
   if (value === undefined) return null;
   let text: string | undefined;
   try {
@@ -333,11 +378,10 @@ function serializeResult(step: string, value: unknown): string | null {
     throw new StepResultError(`step "${step}" returned a value that is not JSON: ${describeError(error).message}`);
   }
   if (text === undefined) throw new StepResultError(`step "${step}" returned a value that is not JSON`);
-  // A UTF-16 code unit is at most 3 UTF-8 bytes: only long results need the exact count.
-  const bytes = text.length * 3 <= MAX_STEP_RESULT_BYTES ? 0 : new TextEncoder().encode(text).byteLength;
-  if (bytes > MAX_STEP_RESULT_BYTES) {
+  const bytes = utf8Length(text);
+  if (bytes > limit) {
     throw new StepResultError(
-      `step "${step}" returned ${bytes} bytes of JSON; a step result may be at most ${MAX_STEP_RESULT_BYTES} bytes`,
+      `step "${step}" returned ${bytes} bytes of JSON; a step result may be at most ${limit} bytes`,
     );
   }
   return text;

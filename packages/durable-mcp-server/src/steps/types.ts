@@ -1,5 +1,6 @@
 import type { Duration } from "./duration.js";
 import type { StepConfig } from "./retry-policy.js";
+import type { TaskFiles } from "../files/task-files.js";
 
 /** Step results are stored as JSON: return plain data. */
 export type Serializable =
@@ -59,6 +60,8 @@ export interface Step {
   elicit(name: string, request: ElicitRequest, options?: InputOptions): Promise<ElicitResult>;
   /** Asks the client any supported input request; resolves with the client's bare result. */
   requestInput(name: string, request: InputRequest, options?: InputOptions): Promise<unknown>;
+  /** Files in and out of the task: open an uploaded file by handle, write an artifact (needs `files`). */
+  files: TaskFiles;
   /** Sets the task's `statusMessage`. Silent while the handler replays journaled steps. */
   status(message: string, options?: { progress?: number }): Promise<void>;
 }

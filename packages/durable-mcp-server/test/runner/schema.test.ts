@@ -27,8 +27,13 @@ describe("schema migrations", () => {
     await runInDurableObject(stub, (_, state) => {
       migrate(state.storage, 0, 1);
       const input = JSON.stringify({ probe: `probe-${taskId}` });
-      new TaskStore(state.storage.sql).insert(
-        { taskId, principal: "alice", tool: "three_steps", input, ttlMs: 60_000, pollIntervalMs: 100 },
+      // The row as version 1 wrote it (today's TaskStore writes columns version 1 did not have).
+      state.storage.sql.exec(
+        `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms,
+           poll_interval_ms) VALUES (1, ?, 'alice', 'three_steps', ?, 'working', ?, ?, 60000, 100)`,
+        taskId,
+        input,
+        Date.now(),
         Date.now(),
       );
       return state.storage.setAlarm(Date.now() + 60_000);
@@ -47,6 +52,8 @@ describe("schema migrations", () => {
         .toArray().length,
     }));
     expect(after).toEqual({ version: SCHEMA_VERSION, index: 1 });
-    expect(SCHEMA_VERSION).toBe(2);
+    expect(SCHEMA_VERSION).toBe(3);
+    const record = await runInDurableObject(stub, (_, state) => new TaskStore(state.storage.sql).read());
+    expect(record).toMatchObject({ taskId, status: "completed", origin: null });
   });
 });

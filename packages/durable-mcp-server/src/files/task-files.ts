@@ -1,0 +1,184 @@
+import { RepairableError } from "../errors/envelope.js";
+import { fileHandleForStep } from "../ids.js";
+import { objectKey } from "./file-runner.js";
+import type { FileService } from "./file-service.js";
+import { partSizeFor, toHex } from "./upload.js";
+
+/** A file as a task's journal keeps it: plain JSON, so it replays like any step result. */
+export type FileRef = {
+  handle: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  sha256: string;
+  /** Where the owner (with their credentials) downloads it. */
+  uri: string;
+};
+
+/** An input file a handler reads. Bytes are streamed from R2, never journaled. */
+export interface InputFile extends FileRef {
+  stream(): Promise<ReadableStream<Uint8Array>>;
+  bytes(): Promise<Uint8Array>;
+  text(): Promise<string>;
+}
+
+export type ArtifactBody = string | Uint8Array | ArrayBuffer | ReadableStream<Uint8Array>;
+
+export interface ArtifactSpec {
+  name: string;
+  mimeType?: string;
+  /** The bytes, or a function producing them (it runs only when the step runs, not on replay). */
+  body: ArtifactBody | (() => ArtifactBody | Promise<ArtifactBody>);
+}
+
+/** `step.files`: files in and out of a task handler. */
+export interface TaskFiles {
+  /**
+   * Opens a file the task's caller uploaded. Throws a RepairableError (`unknown_file`, `file_not_ready`) the task
+   * ends with unless the handler catches it.
+   */
+  open(handle: string): Promise<InputFile>;
+  /**
+   * Writes an artifact as the step `step`: its bytes go to R2 and it gets a handle the caller can download. Once
+   * the step finished, replays return the same FileRef without writing again; a step that runs again after a
+   * crash writes the same handle.
+   */
+  write(step: string, spec: ArtifactSpec): Promise<FileRef>;
+}
+
+/** What the TaskRunner lends the engine for `step.files`. */
+export interface TaskFilesHost {
+  taskId: string;
+  principal: string;
+  service: () => FileService;
+}
+
+type DoStep = (name: string, fn: () => Promise<FileRef>) => Promise<FileRef>;
+
+export function createTaskFiles(host: TaskFilesHost, doStep: DoStep): TaskFiles {
+  return {
+    async open(handle) {
+      const service = host.service();
+      const file = await service.status({ handle, principal: host.principal });
+      if (!file) {
+        throw new RepairableError({
+          code: "unknown_file",
+          message: `No file ${JSON.stringify(handle)} is visible to this task.`,
+          retryable: false,
+          recoveryHint: "Upload the file again (file_upload_url) and start the task with the new handle.",
+          param: "handle",
+        });
+      }
+      if (file.state !== "ready") {
+        throw new RepairableError({
+          code: "file_not_ready",
+          message: `${handle} is still uploading (${file.offset} of ${file.size} bytes).`,
+          retryable: true,
+          recoveryHint: "Finish the upload, then start the task again.",
+          param: "handle",
+          partial: { cursor: file.offset },
+        });
+      }
+      const ref: FileRef = {
+        handle,
+        name: file.name,
+        mimeType: file.mimeType,
+        size: file.size,
+        sha256: file.sha256!,
+        uri: service.fileUrl(handle),
+      };
+      const stream = async () => {
+        const object = await service.bucket.get(objectKey(handle));
+        if (!object) throw new Error(`the bytes of ready file ${handle} are missing from the bucket`);
+        return object.body;
+      };
+      const bytes = async () => new Uint8Array(await new Response(await stream()).arrayBuffer());
+      return { ...ref, stream, bytes, text: async () => new TextDecoder().decode(await bytes()) };
+    },
+
+    write(step, spec) {
+      return doStep(step, async () => {
+        const service = host.service();
+        const handle = await fileHandleForStep(host.taskId, step);
+        const mimeType = spec.mimeType ?? "application/octet-stream";
+        const body = typeof spec.body === "function" ? await spec.body() : spec.body;
+        const { size, sha256 } = await putObject(service.bucket, objectKey(handle), body, mimeType);
+        await service.runner(handle).register({
+          handle,
+          principal: host.principal,
+          name: spec.name,
+          mimeType,
+          size,
+          sha256,
+          ttlMs: service.settings.ttlMs,
+        });
+        return { handle, name: spec.name, mimeType, size, sha256, uri: service.fileUrl(handle) };
+      });
+    },
+  };
+}
+
+/**
+ * Stores `body` under `key` and measures it. A stream of unknown length goes up as a multipart upload in equal
+ * parts (R2 needs a known length for a single put of a stream); anything else in one put.
+ */
+export async function putObject(
+  bucket: R2Bucket,
+  key: string,
+  body: ArtifactBody,
+  mimeType: string,
+): Promise<{ size: number; sha256: string }> {
+  const httpMetadata = { contentType: mimeType };
+  if (!(body instanceof ReadableStream)) {
+    const bytes = typeof body === "string" ? new TextEncoder().encode(body) : new Uint8Array(body);
+    await bucket.put(key, bytes, { httpMetadata });
+    return { size: bytes.byteLength, sha256: toHex(await crypto.subtle.digest("SHA-256", bytes)) };
+  }
+  const partSize = partSizeFor(0);
+  const digest = new crypto.DigestStream("SHA-256");
+  const hashing = digest.getWriter();
+  const reader = body.getReader();
+  let upload: R2MultipartUpload | null = null;
+  const parts: R2UploadedPart[] = [];
+  let buffer: Uint8Array[] = [];
+  let buffered = 0;
+  let size = 0;
+  const flush = async (count: number) => {
+    const all = new Uint8Array(buffered);
+    let at = 0;
+    for (const chunk of buffer) {
+      all.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    const part = all.subarray(0, count);
+    const rest = all.subarray(count);
+    buffer = rest.byteLength > 0 ? [rest] : [];
+    buffered = rest.byteLength;
+    upload ??= await bucket.createMultipartUpload(key, { httpMetadata });
+    parts.push(await upload.uploadPart(parts.length + 1, part));
+  };
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      await hashing.write(value);
+      buffer.push(value);
+      buffered += value.byteLength;
+      size += value.byteLength;
+      for (let full = Math.floor(buffered / partSize); full > 0; full--) await flush(partSize);
+    }
+    if (!upload) {
+      await bucket.put(key, buffer.length === 1 ? buffer[0]! : new Uint8Array(await new Blob(buffer).arrayBuffer()), {
+        httpMetadata,
+      });
+    } else {
+      if (buffered > 0) await flush(buffered);
+      await (upload as R2MultipartUpload).complete(parts);
+    }
+  } catch (error) {
+    await (upload as R2MultipartUpload | null)?.abort();
+    throw error;
+  }
+  await hashing.close();
+  return { size, sha256: toHex(await digest.digest) };
+}
