@@ -9,6 +9,11 @@ if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$P
   pnpm() { npx -y "pnpm@$PNPM_VERSION" "$@"; }
 fi
 pnpm install --frozen-lockfile
+# Local secrets for wrangler dev (never deployed): the key that signs file URLs, made once per clone.
+if [ ! -f .dev.vars ]; then
+  echo "FILE_URL_SECRET=$(node -e 'console.log(require("crypto").randomBytes(32).toString("hex"))')" > .dev.vars
+  echo "wrote .dev.vars with a fresh FILE_URL_SECRET for local file URLs"
+fi
 # The task page (apps/demo-client) into the folder wrangler.jsonc serves as static assets: http://127.0.0.1:8788/
 npx -y "pnpm@$PNPM_VERSION" --filter demo-client exec vite build --outDir www --emptyOutDir
 exec npx -y "pnpm@$PNPM_VERSION" exec wrangler dev "$@"

@@ -2,6 +2,7 @@
 // server's temp root, and serves it with the demo Worker (the root wrangler.jsonc, its assets folder replaced by that
 // build) under `wrangler dev` on a fresh persist dir, through @durable-mcp/test-harness.
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,13 +37,14 @@ function ensureChromium(): void {
 
 export default async function setup(project: TestProject) {
   ensureChromium();
+  const fileUrlSecret = randomBytes(32).toString("hex");
   const server = WranglerDev.create({
     name: "demo-client-test",
     cwd: workspaceRoot,
     config: join(workspaceRoot, "wrangler.jsonc"),
     port: Number(process.env.DEMO_CLIENT_PORT ?? DEFAULT_PORT),
     portHint: "set DEMO_CLIENT_PORT",
-    argsFor: ({ root }) => ["--assets", join(root, "www")],
+    argsFor: ({ root }) => ["--assets", join(root, "www"), "--var", `FILE_URL_SECRET:${fileUrlSecret}`],
     onDispose: process.env.DEMO_CLIENT_KEEP_LOG ? (log) => console.log(log) : undefined,
   });
   try {

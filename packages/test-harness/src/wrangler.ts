@@ -68,6 +68,8 @@ export interface WranglerDevOptions {
   /** How long a start may take to answer server/discover (default 120 s), and how often it is asked (250 ms). */
   readyTimeoutMs?: number;
   readyPollMs?: number;
+  /** Headers of that readiness request, e.g. the Authorization a server with auth requires. */
+  readyHeaders?: Record<string, string>;
   /** How to get another port, for the "port in use" error, e.g. "set E2E_PORT to a free port". */
   portHint?: string;
   /** Gets wrangler's output of every start when the server is disposed of (before its root goes). */
@@ -91,6 +93,7 @@ export interface WranglerDevSpec {
   raiseFdLimit: boolean;
   readyTimeoutMs: number;
   readyPollMs: number;
+  readyHeaders: Record<string, string>;
   portHint: string;
   /** The temp dir holding state/, wrangler.log and wrangler.pid. */
   root: string;
@@ -180,13 +183,13 @@ export function parseJsonc(text: string): unknown {
   return JSON.parse(json);
 }
 
-async function answersDiscover(url: string): Promise<boolean> {
+async function answersDiscover(url: string, headers: Record<string, string>): Promise<boolean> {
   try {
     const mcp = new McpHttpClient(url);
     const { response } = await mcp.post(
       "server/discover",
       { _meta: mcp.envelope({ tasks: false }) },
-      { signal: AbortSignal.timeout(5000) },
+      { signal: AbortSignal.timeout(5000), headers },
     );
     await response.body?.cancel();
     return response.ok;
@@ -232,6 +235,7 @@ export class WranglerDev {
         raiseFdLimit: options.raiseFdLimit ?? false,
         readyTimeoutMs: options.readyTimeoutMs ?? 120_000,
         readyPollMs: options.readyPollMs ?? 250,
+        readyHeaders: options.readyHeaders ?? {},
         portHint: options.portHint ?? "pass another port",
         root: mkdtempSync(join(tmpdir(), `${options.name}-`)),
         ownerPid: process.pid,
@@ -350,7 +354,7 @@ export class WranglerDev {
     this.instance = instance;
 
     const deadline = Date.now() + spec.readyTimeoutMs;
-    while (!(await answersDiscover(spec.url))) {
+    while (!(await answersDiscover(spec.url, spec.readyHeaders))) {
       if (exited || Date.now() > deadline) {
         await killGroup(pgid, "SIGKILL");
         rmSync(this.#pidFile, { force: true });

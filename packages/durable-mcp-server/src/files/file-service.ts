@@ -62,16 +62,21 @@ export class FileTooLargeError extends Error {
  * and task steps.
  */
 export class FileService {
-  readonly signer: UrlSigner;
-
   constructor(
     readonly settings: FilesSettings,
     readonly runners: DurableObjectNamespace,
     readonly bucket: R2Bucket,
-    secret: string,
+    private readonly secret: string | undefined,
     private readonly origin: string,
-  ) {
-    this.signer = signerFor(secret);
+  ) {}
+
+  /** Needed only to mint and check URLs, so that task steps reading and writing files need no secret. */
+  get signer(): UrlSigner {
+    if (this.secret === undefined) {
+      const name = this.settings.secretBinding;
+      throw new Error(`files: no secret "${name}" to sign file URLs with (wrangler secret put ${name})`);
+    }
+    return signerFor(this.secret);
   }
 
   /** Reads the bindings named in `settings` from `env`; throws an operator-facing error when one is missing. */
@@ -86,12 +91,8 @@ export class FileService {
     if (!bucket || typeof bucket.createMultipartUpload !== "function") {
       throw new Error(`files: no R2 bucket binding named "${settings.bucketBinding}"`);
     }
-    if (typeof secret !== "string") {
-      throw new Error(
-        `files: no secret "${settings.secretBinding}" to sign file URLs with (wrangler secret put ${settings.secretBinding})`,
-      );
-    }
-    return new FileService(settings, runners, bucket, secret, settings.publicUrl ?? new URL(requestUrl).origin);
+    const key = typeof secret === "string" && secret.length > 0 ? secret : undefined;
+    return new FileService(settings, runners, bucket, key, settings.publicUrl ?? new URL(requestUrl).origin);
   }
 
   runner(handle: string): FileRunnerRpc {

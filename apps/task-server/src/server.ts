@@ -1,18 +1,22 @@
-// The demo Worker (`npm start`): durable report tasks, mounted by hand inside a Hono app beside other routes.
-import { durableMcp, McpServer, NonRetryableError, RepairableError } from "durable-mcp-server";
-import { Hono } from "hono";
+// The showcase MCP server: a plain tool, report tasks, and the dataset pipeline over uploaded files.
+import { McpServer, NonRetryableError, RepairableError } from "durable-mcp-server";
 import * as z from "zod";
+import type { AuthEnv } from "./auth.js";
+import { registerDatasetReport } from "./dataset-report.js";
 
-interface Env {
+export interface Env extends AuthEnv {
   TASK_RUNNER: DurableObjectNamespace;
+  FILE_RUNNER: DurableObjectNamespace;
+  FILES: R2Bucket;
+  FILE_URL_SECRET?: string;
 }
 
 /** The archive buckets `export_contacts` can upload to. */
 const ARCHIVE_BUCKETS = ["contacts-archive", "contacts-archive-eu"];
 const CONTACTS_PER_BATCH = 100;
 
-const createServer = (_env: Env) => {
-  const server = new McpServer({ name: "reports", version: "1.0.0" });
+export const createServer = (_env: Env) => {
+  const server = new McpServer({ name: "task-server", version: "1.0.0" });
 
   server.registerTool("ping", { description: "Answers at once", inputSchema: z.object({}) }, async () => ({
     content: [{ type: "text", text: "pong" }],
@@ -117,19 +121,6 @@ const createServer = (_env: Env) => {
     },
   );
 
+  registerDatasetReport(server);
   return server;
 };
-
-const mcp = durableMcp(createServer);
-
-export const TaskRunner = mcp.TaskRunner;
-
-const app = new Hono<{ Bindings: Env }>();
-// With the task page built (`npm start` does), the static assets answer "/" before this route is reached.
-app.get("/", (c) =>
-  c.text("durable-mcp-server demo. MCP endpoint: POST /mcp\nThe task page is not built: `npm start` builds it.\n"),
-);
-app.get("/healthz", (c) => c.json({ ok: true }));
-app.all("/mcp", (c) => mcp.serve(c.req.raw, c.env));
-
-export default app;

@@ -11,6 +11,15 @@ import { followText, textOf, type TextResult, type ToolCall, type User } from ".
 
 const { url } = inject("wrangler");
 const FACADE = ["durable_task_get", "durable_task_respond", "durable_task_cancel"];
+const FILE_TOOLS = [
+  "file_upload_url",
+  "file_download_url",
+  "file_upload_open",
+  "file_upload_write",
+  "file_upload_commit",
+  "file_download_read",
+  "file_status",
+];
 /** Where a finished task's own result names the task, in `_meta`. */
 const TASK_ID_META = "durable-mcp-server/taskId";
 const clients: Client[] = [];
@@ -74,7 +83,7 @@ afterAll(async () => {
 
 describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
   it("negotiates a 2025 protocol version with the demo server", () => {
-    expect(client.getServerVersion()).toMatchObject({ name: "reports", version: "1.0.0" });
+    expect(client.getServerVersion()).toMatchObject({ name: "task-server", version: "1.0.0" });
     expect(client.getServerCapabilities()?.tools).toBeDefined();
     expect((client.transport as StreamableHTTPClientTransport).protocolVersion).toMatch(/^2025-/);
   });
@@ -82,7 +91,10 @@ describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
   it("lists the task tools as task-optional, and the facade tools with their annotations", async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    expect([...byName.keys()].toSorted()).toEqual(["ping", "send_report", "export_contacts", ...FACADE].toSorted());
+    expect([...byName.keys()].toSorted()).toEqual(
+      ["ping", "send_report", "export_contacts", "dataset_report", ...FACADE, ...FILE_TOOLS].toSorted(),
+    );
+    expect(byName.get("dataset_report")?._meta?.[TASKS]).toEqual({ taskSupport: "optional" });
     expect(byName.get("send_report")?.inputSchema).toMatchObject({ type: "object", required: ["to"] });
     expect(byName.get("send_report")?._meta?.[TASKS]).toEqual({ taskSupport: "optional" });
     expect(byName.get("export_contacts")?._meta?.[TASKS]).toEqual({ taskSupport: "optional" });

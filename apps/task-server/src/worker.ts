@@ -1,0 +1,25 @@
+// The task server Worker (`npm start`, root wrangler.jsonc): MCP at /mcp, files at /files, the task page at /,
+// mounted by hand inside a Hono app beside other routes.
+import { durableMcp } from "durable-mcp-server";
+import { Hono } from "hono";
+import { authenticate } from "./auth.js";
+import { createServer, type Env } from "./server.js";
+
+const mcp = durableMcp(createServer, { authenticate, files: { maxSize: 1024 * 1024 * 1024 } });
+
+export const TaskRunner = mcp.TaskRunner;
+export const FileRunner = mcp.FileRunner;
+
+const app = new Hono<{ Bindings: Env }>();
+// With the task page built (`npm start` does), the static assets answer "/" before this route is reached.
+app.get("/", (c) =>
+  c.text(
+    "durable-mcp-server task server. MCP endpoint: POST /mcp\nThe task page is not built: `npm start` builds it.\n",
+  ),
+);
+app.get("/healthz", (c) => c.json({ ok: true }));
+app.all("/mcp", (c) => mcp.serve(c.req.raw, c.env));
+app.all("/files", (c) => mcp.serveFiles(c.req.raw, c.env));
+app.all("/files/*", (c) => mcp.serveFiles(c.req.raw, c.env));
+
+export default app;
