@@ -1,6 +1,7 @@
 // Smoke test (`pnpm --filter bench-server test`): starts the bench server and checks that every bench tool and
 // floor route does what it says. It asserts correctness only, never timing.
 import { strict as assert } from "node:assert";
+import { createHash } from "node:crypto";
 import { benchClient, resultOf } from "./mcp.ts";
 import { withServer } from "./server.ts";
 
@@ -35,6 +36,25 @@ await withServer(port, async (server) => {
     const taskId = (await other.startTask("bench_steps", { steps: 2, payloadBytes: 4 })).taskId;
     assert.deepEqual(resultOf((await other.listenTasks([taskId])).get(taskId)!.task), { steps: 2, bytes: 8 }, path);
   }
+
+  // Files: the file tools hand out a tus upload URL, and the bytes come back with their sha256.
+  const bytes = new TextEncoder().encode("bench,file\n1,2\n");
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  const opened = await client.call("tools/call", {
+    name: "file_upload_url",
+    arguments: { name: "smoke.csv", size: bytes.byteLength, sha256 },
+  });
+  const { handle, uploadUrl } = opened.structuredContent as { handle: string; uploadUrl: string };
+  const patched = await fetch(uploadUrl, {
+    method: "PATCH",
+    headers: { "Tus-Resumable": "1.0.0", "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream" },
+    body: bytes,
+  });
+  assert.equal(patched.status, 204);
+  const link = await client.call("tools/call", { name: "file_download_url", arguments: { handle } });
+  const { url: downloadUrl } = link.structuredContent as { url: string };
+  const downloaded = new Uint8Array(await (await fetch(downloadUrl)).arrayBuffer());
+  assert.equal(createHash("sha256").update(downloaded).digest("hex"), sha256);
 
   // A task tool refuses arguments outside its schema.
   const refused = await client.call("tools/call", { name: "bench_steps", arguments: { steps: -1, payloadBytes: 0 } });

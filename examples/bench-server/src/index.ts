@@ -14,6 +14,9 @@ export interface Env {
   QUIET_TASK_RUNNER: DurableObjectNamespace;
   STEP_EVENTS_TASK_RUNNER: DurableObjectNamespace;
   FLOOR: DurableObjectNamespace<Floor>;
+  FILE_RUNNER: DurableObjectNamespace;
+  FILES: R2Bucket;
+  FILE_URL_SECRET: string;
 }
 
 /** A step result is JSON of at most 1 MiB, so a string result may carry 1 MiB minus its two quotes. */
@@ -77,8 +80,9 @@ const createServer = () => {
   return server;
 };
 
-const mcp = durableMcp<Env>(createServer);
+const mcp = durableMcp<Env>(createServer, { files: true });
 export const TaskRunner = mcp.TaskRunner;
+export const FileRunner = mcp.FileRunner;
 
 const quiet = durableMcp<Env>(createServer, { binding: "QUIET_TASK_RUNNER", path: "/mcp-quiet", events: "none" });
 export const QuietTaskRunner = quiet.TaskRunner;
@@ -230,6 +234,7 @@ export default {
     if (url.pathname === "/mcp-quiet") return quiet.serve(request, env);
     if (url.pathname === "/mcp-step-events") return stepEvents.serve(request, env);
     if (url.pathname.startsWith("/floor/")) return floor(url, env);
+    if (url.pathname === "/files" || url.pathname.startsWith("/files/")) return mcp.serveFiles(request, env);
     return new Response("Not found", { status: 404 });
   },
 };
