@@ -47,6 +47,13 @@ export interface FileRunnerOptions {
 
 export type FileRunnerClass<Env> = new (ctx: DurableObjectState, env: Env) => DurableObject<Env> & FileRunnerRpc;
 
+/** One JSON line per file event, like the task events: `wrangler tail` and Workers Logs can follow a handle. */
+function fileEvent(event: string, fields: Record<string, string | number | boolean | null>): void {
+  const line = JSON.stringify({ event, ...fields });
+  if (event === "file_digest_mismatch") console.warn(line);
+  else console.log(line);
+}
+
 /** Where a file's bytes live in the bucket. */
 export function objectKey(handle: string): string {
   return `files/${handle}`;
@@ -101,6 +108,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
         });
         await this.ctx.storage.setAlarm(now + file.ttlMs);
         this.digest = new RunningDigest();
+        fileEvent("file_created", { handle: file.handle, size: file.size, mimeType: file.mimeType });
         // An empty file is complete the moment it exists.
         if (file.size === 0) await this.complete();
         return this.store.read();
@@ -140,6 +148,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       return this.serialized(async () => {
         const file = this.owned(access);
         if (!file) return false;
+        fileEvent("file_terminated", { handle: file.handle, state: file.state, offset: file.offset });
         await this.destroy(file);
         return true;
       });
@@ -180,19 +189,24 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
           await this.ctx.storage.setAlarm(file.expiresAt);
           return;
         }
-        console.log(JSON.stringify({ event: "file_expired", handle: file.handle, state: file.state }));
+        fileEvent("file_expired", { handle: file.handle, state: file.state, offset: file.offset });
         await this.destroy(file);
       });
     }
 
     private async complete(): Promise<WriteOutcome> {
+      const rehash = !this.digest;
+      const started = Date.now();
       const outcome = await completeUpload(this.target(), this.digest);
       this.digest = outcome.kind === "digest_mismatch" ? new RunningDigest() : null;
-      if (outcome.kind === "digest_mismatch") {
-        console.warn(
-          JSON.stringify({ event: "file_digest_mismatch", handle: outcome.file.handle, actual: outcome.actual }),
-        );
-      }
+      const fields = {
+        handle: outcome.file.handle,
+        size: outcome.file.size,
+        rehashed: rehash,
+        ms: Date.now() - started,
+      };
+      if (outcome.kind === "digest_mismatch") fileEvent("file_digest_mismatch", { ...fields, actual: outcome.actual });
+      else fileEvent("file_ready", { ...fields, sha256: outcome.file.sha256 });
       return outcome;
     }
 
