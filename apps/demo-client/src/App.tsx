@@ -1,5 +1,6 @@
-// The task page: connect to an MCP server, start a tool as a task from a form generated from its input schema,
-// follow it live, answer its questions, cancel it; `/task/<id>` adds the task's raw JSON-RPC log.
+// The task page: connect to an MCP server, upload files (tus, sha256 checked), start a tool as a task from a form
+// generated from its input schema, follow it live, answer its questions, cancel it, download the files it wrote
+// (sha256 checked); `/task/<id>` adds the task's raw JSON-RPC log.
 import { useEffect, useState, type MouseEvent, type ReactNode } from "react";
 import {
   FINAL_STATUSES,
@@ -14,8 +15,10 @@ import {
   type TaskSnapshot,
   type ToolInfo,
 } from "./mcp.ts";
-import { SchemaForm } from "./SchemaForm.tsx";
-import { store, useStore, type TaskView } from "./store.ts";
+import { fileLinksOf, formatBytes, useUploads } from "./files.ts";
+import { FileDownloads, UploadPanel } from "./FileViews.tsx";
+import { SchemaForm, type FileChoice } from "./SchemaForm.tsx";
+import { store, useStore, type TaskRecord, type TaskView } from "./store.ts";
 
 const SERVER_KEY = "durable-mcp-demo-client/server";
 const defaultServer = () => `${location.origin}/mcp`;
@@ -114,6 +117,14 @@ function describe(error: unknown, url: string, what: string): Problem {
 function Home({ go }: { go: (path: string) => void }) {
   const [url, setUrl] = useState(() => localStorage.getItem(SERVER_KEY) ?? defaultServer());
   const [connection, setConnection] = useState<Connection>({ state: "idle" });
+  const uploadRecords = useUploads().all();
+  const filesServer =
+    connection.state === "connected" && connection.tools.some((t) => t.name === "file_upload_url")
+      ? connection.url
+      : undefined;
+  // The upload panel shows for a server with file tools, and for uploads of earlier visits (one a reload interrupted).
+  const showFiles = filesServer !== undefined || uploadRecords.length > 0;
+  const numbered = (n: number, title: string) => `${showFiles ? n + 1 : n}. ${title}`;
 
   const connect = async (target: string) => {
     setUrl(target);
@@ -198,8 +209,9 @@ function Home({ go }: { go: (path: string) => void }) {
           </div>
         )}
       </section>
-      {connection.state === "connected" && <Tools connection={connection} />}
-      <TaskList go={go} />
+      {showFiles && <UploadPanel heading="2. Upload a file" serverUrl={filesServer} />}
+      {connection.state === "connected" && <Tools connection={connection} heading={numbered(2, "Start a tool")} />}
+      <TaskList go={go} heading={numbered(3, "Tasks started in this browser")} />
     </>
   );
 }
@@ -207,8 +219,14 @@ function Home({ go }: { go: (path: string) => void }) {
 // ---------------------------------------------------------------------------------------------------------------
 // Starting a tool
 
-function Tools({ connection }: { connection: Extract<Connection, { state: "connected" }> }) {
+function Tools({ connection, heading }: { connection: Extract<Connection, { state: "connected" }>; heading: string }) {
   const [selected, setSelected] = useState<string | undefined>();
+  const fileChoices: FileChoice[] = useUploads()
+    .ready(connection.url)
+    .map((upload) => ({
+      handle: upload.handle ?? upload.id,
+      label: `${upload.name} (${formatBytes(upload.size)}, ${new Date(upload.startedAt).toLocaleTimeString()}) · ${upload.handle}`,
+    }));
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<{ kind: "ok" | "error"; text: string } | undefined>();
   const tool = connection.tools.find((t) => t.name === selected);
@@ -257,7 +275,7 @@ function Tools({ connection }: { connection: Extract<Connection, { state: "conne
 
   return (
     <section className="panel">
-      <h2>2. Start a tool</h2>
+      <h2>{heading}</h2>
       <ul className="tools">
         {connection.tools.map((t) => (
           <li key={t.name}>
@@ -287,6 +305,7 @@ function Tools({ connection }: { connection: Extract<Connection, { state: "conne
             submitLabel={taskSupport(tool) ? "Start task" : "Call tool"}
             busy={busy}
             onSubmit={start}
+            fileChoices={fileChoices}
           />
         </div>
       )}
@@ -302,11 +321,11 @@ function Tools({ connection }: { connection: Extract<Connection, { state: "conne
 // ---------------------------------------------------------------------------------------------------------------
 // Tasks
 
-function TaskList({ go }: { go: (path: string) => void }) {
+function TaskList({ go, heading }: { go: (path: string) => void; heading: string }) {
   const tasks = useStore().tasks();
   return (
     <section className="panel">
-      <h2>3. Tasks started in this browser</h2>
+      <h2>{heading}</h2>
       {tasks.length === 0 && (
         <p className="muted">None yet. Their ids are kept in this browser; the server keeps the tasks.</p>
       )}
@@ -384,7 +403,7 @@ function TaskCard({ view, go, full }: { view: TaskView; go: (path: string) => vo
       {status === "input_required" && snapshot?.inputRequests && (
         <InputRequests taskId={record.taskId} requests={snapshot.inputRequests} />
       )}
-      {final && snapshot && <Outcome snapshot={snapshot} />}
+      {final && snapshot && <Outcome snapshot={snapshot} record={record} />}
       {!final && !view.gone && (
         <div className="buttons">
           <button
@@ -409,7 +428,7 @@ function TaskCard({ view, go, full }: { view: TaskView; go: (path: string) => vo
   );
 }
 
-function Outcome({ snapshot }: { snapshot: TaskSnapshot }) {
+function Outcome({ snapshot, record }: { snapshot: TaskSnapshot; record: TaskRecord }) {
   if (snapshot.status === "cancelled") return <p data-testid="task-result">The task was cancelled.</p>;
   if (snapshot.status === "failed") {
     return (
@@ -422,10 +441,13 @@ function Outcome({ snapshot }: { snapshot: TaskSnapshot }) {
   const text = resultText(result);
   const envelope = (result?.structuredContent as JsonObject | undefined)?.error as JsonObject | undefined;
   return (
-    <div className={result?.isError === true ? "error" : "ok"} data-testid="task-result">
-      <p>{text || JSON.stringify(result ?? {})}</p>
-      {envelope && typeof envelope.recoveryHint === "string" && <p>Next: {envelope.recoveryHint}</p>}
-    </div>
+    <>
+      <div className={result?.isError === true ? "error" : "ok"} data-testid="task-result">
+        <p>{text || JSON.stringify(result ?? {})}</p>
+        {envelope && typeof envelope.recoveryHint === "string" && <p>Next: {envelope.recoveryHint}</p>}
+      </div>
+      <FileDownloads links={fileLinksOf(result)} serverUrl={record.serverUrl} log={store.logger(record.taskId)} />
+    </>
   );
 }
 

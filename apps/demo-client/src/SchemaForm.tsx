@@ -1,6 +1,7 @@
 // A form generated from a JSON Schema object (a tool's inputSchema or an elicitation's requestedSchema), with the
 // schema's own checks run before anything is sent: required fields, types, ranges, lengths, patterns, formats, enums.
-import { useState, type FormEvent, type ReactNode } from "react";
+// A string field named `file` takes a file handle: it is filled with the newest upload and offers the others.
+import { useEffect, useState, type FormEvent, type ReactNode } from "react";
 import type { Json, JsonObject } from "./mcp.ts";
 
 type FieldSchema = {
@@ -141,13 +142,38 @@ export interface SchemaFormProps {
   busy?: boolean;
   /** Extra buttons next to submit (decline, cancel, ...). */
   extra?: ReactNode;
+  /** Uploaded files for a string field named `file`, newest first: the newest fills it when it is empty. */
+  fileChoices?: FileChoice[];
 }
 
-export function SchemaForm({ schema, idPrefix, submitLabel, onSubmit, busy, extra }: SchemaFormProps) {
+export interface FileChoice {
+  handle: string;
+  label: string;
+}
+
+/** The name of the field that takes a file handle. */
+export const FILE_FIELD = "file";
+
+export function SchemaForm({ schema, idPrefix, submitLabel, onSubmit, busy, extra, fileChoices }: SchemaFormProps) {
   const [values, setValues] = useState<Values>(() => initialValues(schema));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const required = requiredOf(schema);
   const fields = fieldsOf(schema);
+  const fileField = fileChoices
+    ? fields.find(([name, field]) => name === FILE_FIELD && typeOf(field) === "string")
+    : undefined;
+  const newest = fileChoices?.[0]?.handle;
+  const [filled, setFilled] = useState<string | undefined>(undefined);
+
+  // The newest upload fills the file field while it is empty or still holds the upload filled in before it.
+  useEffect(() => {
+    if (!fileField || !newest || newest === filled) return;
+    setValues((current) => {
+      const value = current[FILE_FIELD];
+      return value === "" || value === filled ? { ...current, [FILE_FIELD]: newest } : current;
+    });
+    setFilled(newest);
+  }, [fileField, newest, filled]);
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -192,6 +218,17 @@ export function SchemaForm({ schema, idPrefix, submitLabel, onSubmit, busy, extr
               ))}
             </select>
           );
+        } else if (fileField && name === FILE_FIELD) {
+          input = (
+            <FileInput
+              id={id}
+              name={name}
+              value={String(values[name] ?? "")}
+              choices={fileChoices ?? []}
+              set={set}
+              invalid={!!errors[name]}
+            />
+          );
         } else if (type === "json") {
           input = (
             <textarea id={id} name={name} value={String(values[name] ?? "")} onChange={(e) => set(e.target.value)} />
@@ -235,5 +272,59 @@ export function SchemaForm({ schema, idPrefix, submitLabel, onSubmit, busy, extr
         {extra}
       </div>
     </form>
+  );
+}
+
+function FileInput({
+  id,
+  name,
+  value,
+  choices,
+  set,
+  invalid,
+}: {
+  id: string;
+  name: string;
+  value: string;
+  choices: FileChoice[];
+  set: (value: string) => void;
+  invalid: boolean;
+}) {
+  const chosen = choices.find((choice) => choice.handle === value.trim());
+  return (
+    <div className="file-input">
+      <input
+        id={id}
+        name={name}
+        type="text"
+        value={value}
+        placeholder="file_…"
+        spellCheck={false}
+        onChange={(e) => set(e.target.value)}
+        aria-invalid={invalid ? true : undefined}
+      />
+      {choices.length > 0 ? (
+        <>
+          <select
+            id={`${id}-uploads`}
+            aria-label="Pick an uploaded file"
+            value={chosen ? chosen.handle : ""}
+            onChange={(e) => e.target.value && set(e.target.value)}
+          >
+            <option value="">Pick an uploaded file…</option>
+            {choices.map((choice) => (
+              <option key={choice.handle} value={choice.handle}>
+                {choice.label}
+              </option>
+            ))}
+          </select>
+          <small className="muted" data-testid={`${id}-chosen`}>
+            {chosen ? `The upload ${chosen.label}.` : "Not one of the files uploaded above: the server checks it."}
+          </small>
+        </>
+      ) : (
+        <small className="muted">Upload a file above and its handle appears here.</small>
+      )}
+    </div>
   );
 }

@@ -226,3 +226,11 @@ export function resultText(result: JsonObject | undefined): string {
     .filter(Boolean)
     .join("\n");
 }
+
+/** The error envelope of a failed tool result (`structuredContent.error`: code, message, recoveryHint, ...). */
+export function errorEnvelope(result: JsonObject | undefined): JsonObject | undefined {
+  const structured = result?.structuredContent;
+  if (!structured || typeof structured !== "object" || Array.isArray(structured)) return undefined;
+  const error = structured.error;
+  return error && typeof error === "object" && !Array.isArray(error) ? error : undefined;
+}

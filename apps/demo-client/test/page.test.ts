@@ -1,48 +1,25 @@
 // The task page in a real browser (Debian chromium, playwright-core) against the demo Worker under `wrangler dev`:
 // bad server URLs, a schema failure, send_report followed to its question, answered through the generated form and
 // completed; a second task cancelled; the task's JSON-RPC log; the task list after a reload.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium, type BrowserContext, type Locator, type Page } from "playwright-core";
+import { join } from "node:path";
+import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { launchBrowser, screenshots, WAIT, type Browser } from "./browser.ts";
 
 const { origin, chromium: executablePath } = inject("demo");
-const screenshots = join(dirname(fileURLToPath(import.meta.url)), "../screenshots");
-const WAIT = { timeout: 30_000 };
 
-let browser: BrowserContext;
+let browser: Browser;
 let page: Page;
-let userDataDir: string;
-const pageErrors: string[] = [];
+let pageErrors: string[];
 
 beforeAll(async () => {
-  mkdirSync(screenshots, { recursive: true });
-  userDataDir = mkdtempSync(join(tmpdir(), "demo-client-chromium-"));
-  // A fresh profile (the --user-data-dir) per run: no state from an earlier run leaks in.
-  browser = await chromium.launchPersistentContext(userDataDir, {
-    executablePath,
-    headless: true,
-    viewport: { width: 1100, height: 1000 },
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  page = browser.pages()[0] ?? (await browser.newPage());
-  page.on("pageerror", (error) => pageErrors.push(String(error)));
+  // A fresh profile per run: no state from an earlier run leaks in.
+  browser = await launchBrowser(executablePath);
+  ({ page, pageErrors } = browser);
 });
 
 afterAll(async () => {
   await browser?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
 });
 
 const card = (taskId: string): Locator => page.locator(`[data-testid="task-card"][data-task-id="${taskId}"]`);
@@ -114,7 +91,7 @@ describe("the task page", () => {
     expect(await page.getByTestId("tool-echo").count()).toBe(1);
     await page.screenshot({ path: join(screenshots, "1-no-tasks-extension.png"), fullPage: true });
     await page.getByRole("button", { name: "this page's own" }).click();
-    await expect.poll(() => page.getByTestId("connected").textContent(), WAIT).toContain("reports 1.0.0");
+    await expect.poll(() => page.getByTestId("connected").textContent(), WAIT).toContain("task-server 1.0.0");
     expect(await page.getByTestId("no-tasks").count()).toBe(0);
 
     // Back to a bad URL; the offered next step: this page's own server.
@@ -122,7 +99,7 @@ describe("the task page", () => {
     await error.waitFor(WAIT);
     await page.getByRole("button", { name: /Use this page's server/ }).click();
     await page.getByTestId("connected").waitFor(WAIT);
-    expect(await page.getByTestId("connected").textContent()).toContain("reports 1.0.0");
+    expect(await page.getByTestId("connected").textContent()).toContain("task-server 1.0.0");
     expect(await page.getByTestId("connected").textContent()).toContain("Tasks extension: yes");
     expect(await page.getByTestId("connect-error").count()).toBe(0);
   });
