@@ -49,18 +49,52 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       title: "Get an upload URL for a file",
       description:
         "Creates a file handle and returns a short-lived tus 1.0.0 upload URL for it. Give the URL to the host or " +
-        "user to upload the bytes (any tus client resumes interrupted uploads); then use the handle.",
-      inputSchema: z.object(newFileArguments),
+        "user to upload the bytes (any tus client resumes interrupted uploads); then use the handle. To go on with " +
+        "an unfinished upload whose URL expired, pass only its `handle` for a fresh URL.",
+      inputSchema: z.object({
+        name: newFileArguments.name.optional(),
+        size: newFileArguments.size.optional(),
+        sha256: newFileArguments.sha256.optional(),
+        mimeType: newFileArguments.mimeType,
+        handle: handleArgument.optional().describe("An unfinished upload to resume, instead of a new file"),
+      }),
       annotations: writes,
     },
     async (args) =>
       guard(async () => {
         const { files, principal } = runtime();
-        const file = await files.open(principal, spec(args));
+        let file: FileRecord;
+        if (args.handle !== undefined) {
+          const found = await files.status({ handle: args.handle, principal });
+          if (!found) return fail(unknownFile(args.handle));
+          if (found.state === "ready") {
+            return fail({
+              code: "already_final",
+              message: `${args.handle} is already complete; nothing is left to upload.`,
+              retryable: false,
+              recoveryHint: "Use the handle as it is, or file_download_url to read it.",
+              param: "handle",
+            });
+          }
+          file = found;
+        } else {
+          const { name, size, sha256 } = args;
+          if (name === undefined || size === undefined || sha256 === undefined) {
+            return fail(invalid("name", "a new file needs name, size and sha256 (or pass the handle of an upload)"));
+          }
+          file = await files.open(principal, spec({ name, size, sha256, mimeType: args.mimeType }));
+        }
         const { url, expiresAt } = await files.signedUrl(file.handle, "upload");
         return ok(
-          { handle: file.handle, uploadUrl: url, expiresAt: iso(expiresAt), protocol: "tus 1.0.0" },
-          `Upload ${file.name} (${file.size} bytes) with a tus client to the uploadUrl; the handle is ${file.handle}.`,
+          {
+            handle: file.handle,
+            uploadUrl: url,
+            offset: file.offset,
+            expiresAt: iso(expiresAt),
+            protocol: "tus 1.0.0",
+          },
+          `Upload ${file.name} (${file.size} bytes, ${file.offset} received) with a tus client to the uploadUrl; ` +
+            `the handle is ${file.handle}.`,
         );
       }) as never,
   );

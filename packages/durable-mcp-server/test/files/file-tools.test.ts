@@ -125,6 +125,24 @@ describe("file tools", () => {
     expect(new Uint8Array(await response.arrayBuffer())).toEqual(bytes.subarray(100, 200));
   });
 
+  it("re-issue the upload URL of an unfinished upload by handle, for its owner only", async () => {
+    const bytes = randomBytes(5000);
+    const sha256 = await sha256Hex(bytes);
+    const first = await call("file_upload_url", { name: "a.bin", size: bytes.byteLength, sha256 });
+    const { handle, uploadUrl } = first.structuredContent;
+    expect((await patch(uploadUrl, 0, bytes.subarray(0, 3000))).status).toBe(204);
+
+    const again = await call("file_upload_url", { handle });
+    expect(again.structuredContent).toMatchObject({ handle, offset: 3000 });
+    expect((await patch(again.structuredContent.uploadUrl, 3000, bytes.subarray(3000))).status).toBe(204);
+    const done = await call("file_upload_url", { handle });
+    expect(done.structuredContent.error).toMatchObject({ code: "already_final", param: "handle" });
+
+    expect((await call("file_upload_url", { handle }, "mallory")).structuredContent.error.code).toBe("unknown_file");
+    const incomplete = await call("file_upload_url", { name: "x" });
+    expect(incomplete.structuredContent.error).toMatchObject({ code: "invalid_param" });
+  });
+
   it("answer bad input and foreign handles with the envelope", async () => {
     const sha256 = await sha256Hex(new Uint8Array(4));
     const opened = await call("file_upload_open", { name: "x", size: 4, sha256 });
