@@ -89,24 +89,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
             existing.name === file.name;
           return same ? existing : null;
         }
-        this.init();
-        const now = Date.now();
-        this.store.insert({
-          handle: file.handle,
-          principal: file.principal,
-          name: file.name,
-          mimeType: file.mimeType,
-          size: file.size,
-          declaredSha256: file.sha256,
-          sha256: null,
-          state: "uploading",
-          offset: 0,
-          partSize: partSizeFor(file.size),
-          uploadId: null,
-          createdAt: now,
-          expiresAt: now + file.ttlMs,
-        });
-        await this.ctx.storage.setAlarm(now + file.ttlMs);
+        await this.insert(file, { declaredSha256: file.sha256, sha256: null, state: "uploading", offset: 0 });
         this.digest = new RunningDigest();
         fileEvent("file_created", { handle: file.handle, size: file.size, mimeType: file.mimeType });
         // An empty file is complete the moment it exists.
@@ -158,24 +141,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       return this.serialized(async () => {
         if (this.ready) await this.ctx.storage.deleteAll();
         this.ready = false;
-        this.init();
-        const now = Date.now();
-        this.store.insert({
-          handle: file.handle,
-          principal: file.principal,
-          name: file.name,
-          mimeType: file.mimeType,
-          size: file.size,
-          declaredSha256: null,
-          sha256: file.sha256,
-          state: "ready",
-          offset: file.size,
-          partSize: partSizeFor(file.size),
-          uploadId: null,
-          createdAt: now,
-          expiresAt: now + file.ttlMs,
-        });
-        await this.ctx.storage.setAlarm(now + file.ttlMs);
+        await this.insert(file, { declaredSha256: null, sha256: file.sha256, state: "ready", offset: file.size });
         return this.store.read()!;
       });
     }
@@ -227,6 +193,29 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       if ("principal" in access && file.principal !== access.principal) return null;
       if (Date.now() >= file.expiresAt) return null;
       return file;
+    }
+
+    /** Writes the file's row and arms its expiry. */
+    private async insert(
+      file: Omit<NewFile, "sha256">,
+      state: Pick<FileRecord, "declaredSha256" | "sha256" | "state" | "offset">,
+    ): Promise<void> {
+      this.init();
+      const now = Date.now();
+      const { handle, principal, name, mimeType, size } = file;
+      const timing = { createdAt: now, expiresAt: now + file.ttlMs };
+      this.store.insert({
+        handle,
+        principal,
+        name,
+        mimeType,
+        size,
+        ...state,
+        ...timing,
+        partSize: partSizeFor(size),
+        uploadId: null,
+      });
+      await this.ctx.storage.setAlarm(timing.expiresAt);
     }
 
     private init(): void {
