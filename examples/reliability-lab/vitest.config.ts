@@ -1,4 +1,4 @@
-// The crash and load suites: plain Node tests driving the lab Worker under `wrangler dev` (test/wrangler.ts) on
+// The crash, load and files suites: plain Node tests driving the lab Worker under `wrangler dev` (test/wrangler.ts) on
 // one port, so one file at a time. The counter service the Worker reports to runs in this process (test/counter.ts).
 import { defineConfig } from "vitest/config";
 

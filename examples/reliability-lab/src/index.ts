@@ -1,13 +1,20 @@
 // The reliability lab Worker: one task tool, `lab_job`, whose steps each report their execution to an external
 // counter service (COUNTER_URL) before doing their "work" (a real delay), so the tests in test/ can count how
 // often every step body ran while `wrangler dev` is killed and restarted under it, or loaded with 500 tasks.
-// No auth: every caller is "anonymous". Local use only.
-import { durableMcp, McpServer } from "durable-mcp-server";
+// Files by handle too (tus uploads into the FILES bucket, signed downloads, the file tools), for the files suite,
+// and `PUT /bench/raw-put`: one plain R2 put() of the request body, the floor the tus upload is compared with.
+// No real auth: a request without Authorization is "anonymous", `Authorization: Bearer <name>` is principal
+// <name> (so the files suite can show one principal's files are invisible to another). Local use only.
+import { durableMcp, McpServer, type Caller } from "durable-mcp-server";
 import * as z from "zod";
-import { workValue, type LabJobArgs, type LabJobOutcome } from "./lab.js";
+import { LAB_MAX_FILE_BYTES, workValue, type LabJobArgs, type LabJobOutcome } from "./lab.js";
 
 export interface Env {
   TASK_RUNNER: DurableObjectNamespace;
+  FILE_RUNNER: DurableObjectNamespace;
+  FILES: R2Bucket;
+  /** Signs the file URLs; a test-only value in wrangler.jsonc (see the comment there). */
+  FILE_URL_SECRET: string;
   /** Base URL of the counter service, e.g. http://127.0.0.1:40123 (empty: steps report nowhere). */
   COUNTER_URL: string;
   /** Which `wrangler dev` instance runs this code (the tests number their restarts); reported with every effect. */
@@ -120,6 +127,59 @@ const createServer = (env: Env) => {
   return server;
 };
 
-const mcp = durableMcp<Env>(createServer);
+/** No Authorization: "anonymous" (the crash and load suites); `Bearer <name>`: principal <name>; else 401. */
+function authenticate(request: Request): Caller | Response {
+  const header = request.headers.get("Authorization");
+  if (header === null) return { principal: "anonymous" };
+  const match = /^Bearer ([A-Za-z0-9_-]{1,64})$/.exec(header);
+  if (!match) {
+    return new Response("Authorization must be Bearer <name>\n", {
+      status: 401,
+      headers: { "WWW-Authenticate": 'Bearer realm="reliability-lab"' },
+    });
+  }
+  return { principal: match[1]! };
+}
+
+const mcp = durableMcp<Env>(createServer, { authenticate, files: { maxSize: LAB_MAX_FILE_BYTES } });
 export const TaskRunner = mcp.TaskRunner;
-export default { fetch: mcp.fetch };
+export const FileRunner = mcp.FileRunner;
+
+/**
+ * `PUT /bench/raw-put?size=<bytes>`: streams the request body into one `FILES.put()` under a fresh key and answers
+ * `{ key, size, putMs }` (putMs: the put() call as the Worker saw it). The body must carry a Content-Length equal to
+ * `size`: R2 takes a stream only when its length is known, and FixedLengthStream makes sure it is.
+ * `DELETE /bench/raw-put?key=<key>` removes the object again.
+ */
+async function rawPut(request: Request, env: Env): Promise<Response> {
+  const url = new URL(request.url);
+  if (request.method === "DELETE") {
+    const key = url.searchParams.get("key") ?? "";
+    if (!key.startsWith("bench/")) return new Response("key must start with bench/\n", { status: 400 });
+    await env.FILES.delete(key);
+    return new Response(null, { status: 204 });
+  }
+  if (request.method !== "PUT") {
+    return new Response("Method not allowed\n", { status: 405, headers: { Allow: "PUT, DELETE" } });
+  }
+  const size = Number(url.searchParams.get("size"));
+  if (!Number.isSafeInteger(size) || size < 0 || size > LAB_MAX_FILE_BYTES) {
+    return new Response(`size must be an integer in [0, ${LAB_MAX_FILE_BYTES}]\n`, { status: 400 });
+  }
+  if (request.headers.get("Content-Length") !== String(size) || !request.body) {
+    return new Response("the body must have Content-Length equal to size\n", { status: 411 });
+  }
+  const key = `bench/raw-put-${crypto.randomUUID()}`;
+  const started = Date.now();
+  const object = await env.FILES.put(key, request.body.pipeThrough(new FixedLengthStream(size)));
+  const putMs = Date.now() - started;
+  if (!object) return new Response("put() stored nothing\n", { status: 500 });
+  return Response.json({ key, size: object.size, putMs });
+}
+
+export default {
+  fetch(request: Request, env: Env): Promise<Response> {
+    if (new URL(request.url).pathname === "/bench/raw-put") return rawPut(request, env);
+    return mcp.fetch(request, env);
+  },
+} satisfies ExportedHandler<Env>;

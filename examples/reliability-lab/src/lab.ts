@@ -1,4 +1,8 @@
-// What the Worker and the tests share: the job's arguments, its step order and the values its steps return.
+// What the Worker and the tests share: the job's arguments, its step order and the values its steps return, and
+// the largest file the lab takes.
+
+/** The largest file the lab takes (`files.maxSize`, and the limit of /bench/raw-put): the suite's 1 GiB and a bit. */
+export const LAB_MAX_FILE_BYTES = 1024 * 1024 * 1024 + 64 * 1024 * 1024;
 
 export interface LabJobArgs {
   /** Work steps (`work 0` … `work N-1`); the first half runs before the sleep, the rest after the question. */

@@ -54,6 +54,11 @@ function fileEvent(event: string, fields: Record<string, string | number | boole
   else console.log(line);
 }
 
+/** All bytes are in, the upload is not complete yet. */
+function received(file: FileRecord): boolean {
+  return file.state === "uploading" && file.offset === file.size;
+}
+
 /** Where a file's bytes live in the bucket. */
 export function objectKey(handle: string): string {
   return `files/${handle}`;
@@ -99,7 +104,14 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
     }
 
     async status(access: FileAccess): Promise<FileRecord | null> {
-      return this.owned(access);
+      const file = this.owned(access);
+      if (!file || !received(file)) return file;
+      // Every byte was kept but completion never ran (the process died in between): finish it now.
+      return this.serialized(async () => {
+        const again = this.owned(access);
+        if (again && received(again)) await this.complete();
+        return this.owned(access);
+      });
     }
 
     async write(
@@ -122,8 +134,13 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
         const outcome = await receiveChunk(this.target(), offset, body, checksum, this.digest);
         // The running digest is only good while it has seen exactly the bytes kept.
         if (this.digest && this.digest.offset !== outcome.file.offset) this.digest = null;
-        if (outcome.kind !== "written" || outcome.file.offset !== outcome.file.size) return outcome;
-        return this.complete();
+        if (!received(outcome.file)) return outcome;
+        // All bytes are in, whichever way this body ended (or an earlier completion was cut short): complete now.
+        const completed = await this.complete();
+        if (completed.kind === "digest_mismatch" || outcome.kind === "written" || outcome.kind === "interrupted") {
+          return completed;
+        }
+        return { ...outcome, file: completed.file } as WriteOutcome;
       });
     }
 

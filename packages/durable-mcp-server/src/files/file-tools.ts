@@ -173,6 +173,10 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
         }
         const file = await caller.files.status({ handle, principal: caller.principal });
         if (!file) return fail(unknownFile(handle));
+        // A chunk that does not fit is refused whole (over HTTP, Content-Length does the same).
+        if (offset === file.offset && offset + bytes.byteLength > file.size) {
+          return writeResult({ kind: "too_long", file }, offset);
+        }
         const outcome = await caller.files
           .runner(handle)
           .write({ handle, principal: caller.principal }, offset, new Response(bytes).body!, null);

@@ -57,9 +57,10 @@ export class RunningDigest {
 }
 
 /**
- * Receives one PATCH (or `file_upload_write`) body at `offset`. Without a per-chunk checksum, bytes are kept as
- * they arrive (a full part goes to R2, the rest into SQLite rows), so a broken connection loses nothing that
- * arrived. With one, nothing is kept until the whole chunk arrived and matched it.
+ * Receives one PATCH (or `file_upload_write`) body at `offset`. Without a per-chunk checksum, every full part goes
+ * to R2 as soon as it is whole, and whatever is left when the body ends — normally or broken off — goes into SQLite
+ * rows, so a dropped connection loses nothing that arrived (only a crash loses the part being filled, at most one
+ * part). With a checksum, nothing is kept until the whole chunk arrived and matched it.
  */
 export async function receiveChunk(
   target: UploadTarget,
@@ -98,11 +99,12 @@ export async function receiveChunk(
       break;
     }
     if (next.done) break;
-    const chunk = next.value;
-    if (position + chunk.byteLength > file.size) {
+    // Bytes past the declared length are never kept; the ones before them are, as for a broken-off body.
+    const over = position + next.value.byteLength > file.size;
+    const chunk = over ? next.value.subarray(0, file.size - position) : next.value;
+    if (over) {
       ending = "too_long";
       await reader.cancel().catch(() => {});
-      break;
     }
     await chunkWriter?.write(chunk);
     await digest?.feed(position, chunk);
@@ -128,10 +130,7 @@ export async function receiveChunk(
         storage.transactionSync(() => store.commitPart(part, at));
       }
     }
-    if (!checksum && carry.length >= PENDING_ROW_BYTES) {
-      kept += keepPending(target, carry, kept);
-      buffered = kept - (partNumber - 1) * partSize;
-    }
+    if (over) break;
   }
 
   if (checksum) {
@@ -150,22 +149,18 @@ export async function receiveChunk(
     });
     return { kind: "written", file: store.read()! };
   }
-  keepPending(target, carry, kept, true);
+  keepPending(target, carry, kept);
   const now = store.read()!;
   return ending === "done" ? { kind: "written", file: now } : { kind: ending, file: now };
 }
 
-/** Moves what `carry` holds into SQLite rows and the offset past it; returns how many bytes that was. */
-function keepPending(target: UploadTarget, carry: ByteQueue, kept: number, all = false): number {
-  let moved = 0;
-  const floor = all ? 1 : PENDING_ROW_BYTES;
-  while (carry.length >= floor) {
-    const bytes = carry.take(Math.min(PENDING_ROW_BYTES, carry.length));
-    moved += bytes.byteLength;
-    const at = kept + moved;
-    target.storage.transactionSync(() => target.store.appendPending(bytes, at));
-  }
-  return moved;
+/** Moves what `carry` holds into SQLite rows and the offset past it, in one transaction. */
+function keepPending(target: UploadTarget, carry: ByteQueue, kept: number): void {
+  const rows = carry.drain(PENDING_ROW_BYTES);
+  target.storage.transactionSync(() => {
+    let at = kept;
+    for (const row of rows) target.store.appendPending(row, (at += row.byteLength));
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
-import { evictDurableObject, runDurableObjectAlarm, SELF } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { FileRunnerRpc } from "../../src/files/file-runner.js";
+import { FileStore } from "../../src/files/file-store.js";
 import { newFileHandle } from "../../src/ids.js";
 import { fixtureEnv } from "../helpers.js";
 import { createUpload, handleOf, head, MIB, ORIGIN, patch, randomBytes, sha256Hex, uploadAll } from "./helpers.js";
@@ -165,5 +166,47 @@ describe("file access", () => {
     expect((await head(await signer.sign(`${ORIGIN}/files/${ghost}`, "upload", ghost, Date.now() - 1000))).status).toBe(
       401,
     );
+  });
+});
+
+describe("completion", () => {
+  it("finishes an upload whose last bytes were kept but whose completion was cut short", async () => {
+    const bytes = randomBytes(6 * MIB + 100);
+    const sha256 = await sha256Hex(bytes);
+    const { url } = await createUpload(bytes.byteLength, { sha256 });
+    const handle = handleOf(url);
+    expect((await patch(url, 0, bytes.subarray(0, bytes.byteLength - 10))).status).toBe(204);
+    // What receiving the last 10 bytes commits, then the process dies before completion runs.
+    await runInDurableObject(runnerOf(handle), (_, state) => {
+      state.storage.transactionSync(() =>
+        new FileStore(state.storage.sql).appendPending(bytes.subarray(bytes.byteLength - 10), bytes.byteLength),
+      );
+    });
+    await evictDurableObject(runnerOf(handle));
+    // The next look at the file completes it: HEAD, as a resuming tus client sends it.
+    const status = await head(url);
+    expect(status.headers.get("Upload-Offset")).toBe(String(bytes.byteLength));
+    const download = await SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
+    expect(download.status).toBe(200);
+    expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
+    expect(await sha256Hex(new Uint8Array(await download.arrayBuffer()))).toBe(sha256);
+  });
+
+  it("completes the file when a body runs past the length after its last byte", async () => {
+    const bytes = randomBytes(1000);
+    const { url } = await createUpload(bytes.byteLength, { sha256: await sha256Hex(bytes) });
+    const handle = handleOf(url);
+    const runner = runnerOf(handle);
+    // One body: the 1000 bytes, then more in a later piece (no Content-Length to refuse it up front).
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes);
+        controller.enqueue(new Uint8Array(50));
+        controller.close();
+      },
+    });
+    const outcome = await runner.write({ handle, signed: true }, 0, body, null);
+    expect(outcome?.kind).toBe("too_long");
+    expect(outcome?.file).toMatchObject({ state: "ready", offset: 1000, sha256: await sha256Hex(bytes) });
   });
 });
