@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { McpHttpClient, RpcError, WranglerDev, workspaceRoot } from "@durable-mcp/test-harness";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sampleCsv, sha256Hex, tusPatch } from "./files.js";
+import { sampleCsv, sha256Hex, tusPatch, type ToolResult } from "./files.js";
 import { CLIENT_INFO } from "./mcp-http.js";
 
 const server = WranglerDev.create({
@@ -53,7 +53,7 @@ describe("bearer tokens", () => {
       "tools/call",
       { name: "file_upload_url", arguments: { name: "a.csv", size: csv.byteLength, sha256: sha256Hex(csv) } },
       as("alice-token"),
-    )) as any;
+    )) as unknown as ToolResult;
     const handle = issued.structuredContent.handle as string;
     await tusPatch(issued.structuredContent.uploadUrl, csv);
     const task = await alice.startTask("dataset_report", { file: handle }, as("alice-token"));
@@ -69,7 +69,7 @@ describe("bearer tokens", () => {
       "tools/call",
       { name: "file_status", arguments: { handle } },
       as("bob-token"),
-    )) as any;
+    )) as unknown as ToolResult;
     expect(status.structuredContent.error.code).toBe("unknown_file");
     const bobDownload = await fetch(`${server.origin}/files/${handle}`, as("bob-token"));
     const ghostDownload = await fetch(`${server.origin}/files/file_${"B".repeat(32)}`, as("bob-token"));
@@ -82,7 +82,7 @@ describe("bearer tokens", () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       seen = await alice.call("tasks/get", { taskId: bobTask.taskId, _meta: alice.envelope() }, as("bob-token"));
     }
-    expect((seen.result as any).structuredContent.error.code).toBe("unknown_file");
+    expect((seen.result as unknown as ToolResult).structuredContent.error.code).toBe("unknown_file");
 
     // Alice still sees hers, waiting for her answer.
     const mine = await alice.call("tasks/get", { taskId: task.taskId, _meta: alice.envelope() }, as("alice-token"));

@@ -2,7 +2,7 @@
 // its question with tasks/update, and download the chart it wrote, checking the sha256 it reported.
 import { FINAL, sleep, type JsonObject, type Task } from "@durable-mcp/test-harness";
 import { describe, expect, inject, it } from "vitest";
-import { download, sampleCsv, sha256Hex, tusPatch } from "./files.js";
+import { download, sampleCsv, sha256Hex, tusPatch, type ToolResult } from "./files.js";
 import { demoClient } from "./mcp-http.js";
 
 const { url } = inject("wrangler");
@@ -19,11 +19,7 @@ async function until(taskId: string, done: (task: Task) => boolean, timeoutMs = 
 }
 
 async function toolResult(name: string, args: JsonObject) {
-  return (await mcp.call("tools/call", { name, arguments: args })) as {
-    content: Array<Record<string, any>>;
-    structuredContent: Record<string, any>;
-    isError?: boolean;
-  };
+  return (await mcp.call("tools/call", { name, arguments: args })) as unknown as ToolResult;
 }
 
 async function uploadCsv(csv: string): Promise<string> {
@@ -54,7 +50,7 @@ describe("dataset_report", () => {
     });
     const done = await until(created.taskId, (task) => FINAL.has(task.status));
     expect(done.status).toBe("completed");
-    const result = done.result as { content: Array<Record<string, any>>; structuredContent: Record<string, any> };
+    const result = done.result as unknown as ToolResult;
     const { artifact, stats } = result.structuredContent;
     expect(stats).toMatchObject({ count: 500, min: -5.5, max: 34.5 });
     expect(artifact).toMatchObject({ name: "weather.svg", mimeType: "image/svg+xml" });
@@ -74,7 +70,7 @@ describe("dataset_report", () => {
     const handle = await uploadCsv("name,city\nada,paris\n");
     const created = await mcp.startTask("dataset_report", { file: handle });
     const failed = await until(created.taskId, (task) => FINAL.has(task.status));
-    expect((failed.result as any).structuredContent.error).toMatchObject({
+    expect((failed.result as unknown as ToolResult).structuredContent.error).toMatchObject({
       code: "no_numeric_column",
       retryable: false,
       param: "file",
@@ -82,6 +78,9 @@ describe("dataset_report", () => {
 
     const ghost = await mcp.startTask("dataset_report", { file: "file_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" });
     const unknown = await until(ghost.taskId, (task) => FINAL.has(task.status));
-    expect((unknown.result as any).structuredContent.error).toMatchObject({ code: "unknown_file", param: "handle" });
+    expect((unknown.result as unknown as ToolResult).structuredContent.error).toMatchObject({
+      code: "unknown_file",
+      param: "handle",
+    });
   });
 });

@@ -33,3 +33,10 @@ export function sampleCsv(rows: number): string {
   }
   return `${lines.join("\n")}\n`;
 }
+
+/** A tool result, or a task's `result`, as these tests read it. */
+export interface ToolResult {
+  content: Array<Record<string, any>>;
+  structuredContent: Record<string, any>;
+  isError?: boolean;
+}
