@@ -15,5 +15,6 @@ if [ ! -f .dev.vars ]; then
   echo "wrote .dev.vars with a fresh FILE_URL_SECRET for local file URLs"
 fi
 # The task page (apps/demo-client) into the folder wrangler.jsonc serves as static assets: http://127.0.0.1:8788/
+# (its agent, TaskWatcher, is part of the Worker that wrangler dev bundles).
 npx -y "pnpm@$PNPM_VERSION" --filter demo-client exec vite build --outDir www --emptyOutDir
 exec npx -y "pnpm@$PNPM_VERSION" exec wrangler dev "$@"

@@ -1,29 +1,36 @@
 // The task page: connect to an MCP server, upload files (tus, sha256 checked), start a tool as a task from a form
 // generated from its input schema, follow it live, answer its questions, cancel it, download the files it wrote
-// (sha256 checked); `/task/<id>` adds the task's raw JSON-RPC log.
-import { useEffect, useState, type MouseEvent, type ReactNode } from "react";
+// (sha256 checked); `/task/<id>` adds the task's raw JSON-RPC log. The MCP client is this session's TaskWatcher
+// agent (src/watcher.ts): the page shows the state it pushes and acts through its callable methods.
+import { createContext, useContext, useEffect, useState, type MouseEvent, type ReactNode } from "react";
 import {
   FINAL_STATUSES,
-  McpError,
   progressOf,
   resultText,
-  rpc,
   taskSupport,
   TASKS_EXTENSION,
   type JsonObject,
   type LogEntry,
   type TaskSnapshot,
-  type ToolInfo,
 } from "./mcp.ts";
 import { fileLinksOf, formatBytes, useUploads } from "./files.ts";
 import { FileDownloads, UploadPanel } from "./FileViews.tsx";
 import { SchemaForm, type FileChoice } from "./SchemaForm.tsx";
-import { store, useStore, type TaskRecord, type TaskView } from "./store.ts";
+import type { Connection, StartOutcome, TaskRecord, TaskView } from "./watcher-state.ts";
+import { callWatcher, useWatcher, type Watcher } from "./watcher.ts";
 
-const SERVER_KEY = "durable-mcp-demo-client/server";
 const defaultServer = () => `${location.origin}/mcp`;
-/** Connecting is not a task: its exchanges are not logged. */
-const ignore = () => {};
+const WatcherContext = createContext<Watcher | undefined>(undefined);
+
+function useWatcherState(): Watcher {
+  const watcher = useContext(WatcherContext);
+  if (!watcher) throw new Error("useWatcherState outside <App>");
+  return watcher;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
 function usePath(): [string, (path: string) => void] {
   const [path, setPath] = useState(location.pathname);
@@ -55,68 +62,42 @@ function Link({ to, go, children }: { to: string; go: (path: string) => void; ch
 
 export function App() {
   const [path, go] = usePath();
+  const watcher = useWatcher();
   const match = /^\/task\/([^/]+)\/?$/.exec(path);
   return (
-    <main>
-      <header>
-        <h1>
-          <Link to="/" go={go}>
-            durable-mcp-server · tasks
-          </Link>
-        </h1>
-        <p className="muted">
-          An MCP client in this page: it starts tools as tasks (MCP Tasks extension, protocol 2026-07-28) and follows
-          them with tasks/get.
-        </p>
-      </header>
-      {match ? <TaskPage taskId={decodeURIComponent(match[1] ?? "")} go={go} /> : <Home go={go} />}
-    </main>
+    <WatcherContext.Provider value={watcher}>
+      <main>
+        <header>
+          <h1>
+            <Link to="/" go={go}>
+              durable-mcp-server · tasks
+            </Link>
+          </h1>
+          <p className="muted">
+            This page's MCP client is an agent (a Durable Object of this Worker): it starts tools as tasks (MCP Tasks
+            extension, protocol 2026-07-28) and follows them with tasks/get, also while no page is open.
+          </p>
+          <p className={watcher.online ? "muted small" : "warning small"} data-testid="agent-status">
+            {watcher.online ? "Agent connected" : "Agent reconnecting…"} · session <code>{watcher.session}</code>
+          </p>
+        </header>
+        {match ? <TaskPage taskId={decodeURIComponent(match[1] ?? "")} go={go} /> : <Home go={go} />}
+      </main>
+    </WatcherContext.Provider>
   );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Connecting
 
-interface Problem {
-  message: string;
-  next: string;
-}
-
-type Connection =
-  | { state: "idle" }
-  | { state: "connecting"; url: string }
-  | { state: "failed"; url: string; problem: Problem }
-  | { state: "connected"; url: string; server: string; tasks: boolean; tools: ToolInfo[] };
-
-function describe(error: unknown, url: string, what: string): Problem {
-  if (error instanceof McpError) {
-    if (error.kind === "unreachable") {
-      return {
-        message: `${error.message} Nothing answered there, or the browser blocked the request.`,
-        next:
-          "Check the URL and that the server is running (the demo: `npm start`, MCP at http://127.0.0.1:8788/mcp). " +
-          "A server on another origin must allow this page's origin (CORS). Or connect to this page's own server.",
-      };
-    }
-    if (error.kind === "not-mcp") {
-      return {
-        message: `${url} answered ${what}, but not as an MCP server (${error.httpStatus !== undefined ? `HTTP ${error.httpStatus}` : "no status"}).`,
-        next: "Check the path: durable-mcp-server serves MCP at /mcp. Or connect to this page's own server.",
-      };
-    }
-    return {
-      message: `${url} refused ${what}: ${error.rpcError?.message ?? error.message} (JSON-RPC error ${error.rpcError?.code ?? "?"}).`,
-      next:
-        "This page speaks MCP 2026-07-28 (server/discover); an older server cannot run tasks for it. " +
-        "Connect to a server built with durable-mcp-server, such as this page's own.",
-    };
-  }
-  return { message: `${what} failed: ${String(error)}`, next: "Try again, or connect to this page's own server." };
-}
-
 function Home({ go }: { go: (path: string) => void }) {
-  const [url, setUrl] = useState(() => localStorage.getItem(SERVER_KEY) ?? defaultServer());
-  const [connection, setConnection] = useState<Connection>({ state: "idle" });
+  const { state } = useWatcherState();
+  const { connection } = state;
+  // The URL field follows the agent's server URL until it is edited.
+  const [edited, setEdited] = useState<string | undefined>();
+  const url = edited ?? state.serverUrl ?? defaultServer();
+  const [token, setToken] = useState("");
+  const [problem, setProblem] = useState<string | undefined>();
   const uploadRecords = useUploads().all();
   const filesServer =
     connection.state === "connected" && connection.tools.some((t) => t.name === "file_upload_url")
@@ -127,29 +108,15 @@ function Home({ go }: { go: (path: string) => void }) {
   const numbered = (n: number, title: string) => `${showFiles ? n + 1 : n}. ${title}`;
 
   const connect = async (target: string) => {
-    setUrl(target);
-    setConnection({ state: "connecting", url: target });
-    let server = "";
-    let tasks = false;
+    setEdited(target);
+    setProblem(undefined);
     try {
-      const discovered = await rpc(target, "server/discover", {}, ignore);
-      const meta = discovered._meta as JsonObject | undefined;
-      const info = meta?.["io.modelcontextprotocol/serverInfo"] as JsonObject | undefined;
-      server = info ? `${String(info.name)} ${String(info.version)}` : "an MCP server";
-      const capabilities = discovered.capabilities as JsonObject | undefined;
-      const extensions = capabilities?.extensions as JsonObject | undefined;
-      tasks = !!extensions && TASKS_EXTENSION in extensions;
+      // An empty token field keeps the token the agent holds for this URL.
+      await callWatcher<Connection>("connectTo", token.trim() ? [target, token.trim()] : [target]);
+      setEdited(undefined);
+      setToken("");
     } catch (error) {
-      setConnection({ state: "failed", url: target, problem: describe(error, target, "server/discover") });
-      return;
-    }
-    try {
-      const listed = await rpc(target, "tools/list", {}, ignore);
-      const tools = Array.isArray(listed.tools) ? (listed.tools as unknown as ToolInfo[]) : [];
-      localStorage.setItem(SERVER_KEY, target);
-      setConnection({ state: "connected", url: target, server, tasks, tools });
-    } catch (error) {
-      setConnection({ state: "failed", url: target, problem: describe(error, target, "tools/list") });
+      setProblem(`The page's agent did not answer (${errorText(error)}). Try again once it is connected.`);
     }
   };
 
@@ -165,11 +132,25 @@ function Home({ go }: { go: (path: string) => void }) {
           }}
         >
           <label htmlFor="server-url">MCP server URL</label>
-          <input id="server-url" value={url} onChange={(e) => setUrl(e.target.value)} spellCheck={false} />
+          <input id="server-url" value={url} onChange={(e) => setEdited(e.target.value)} spellCheck={false} />
+          <label htmlFor="server-token">Bearer token</label>
+          <input
+            id="server-token"
+            type="password"
+            autoComplete="off"
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+            placeholder={state.hasToken ? "kept by the agent for this URL" : "only for a server with AUTH_TOKENS"}
+          />
           <button type="submit" disabled={connection.state === "connecting"}>
             {connection.state === "connecting" ? "Connecting…" : "Connect"}
           </button>
         </form>
+        {problem && (
+          <p className="error" role="alert">
+            {problem}
+          </p>
+        )}
         {connection.state === "failed" && (
           <div className="error" role="alert" data-testid="connect-error">
             <p>{connection.problem.message}</p>
@@ -211,7 +192,7 @@ function Home({ go }: { go: (path: string) => void }) {
       </section>
       {showFiles && <UploadPanel heading="2. Upload a file" serverUrl={filesServer} />}
       {connection.state === "connected" && <Tools connection={connection} heading={numbered(2, "Start a tool")} />}
-      <TaskList go={go} heading={numbered(3, "Tasks started in this browser")} />
+      <TaskList go={go} heading={numbered(3, "Tasks this session's agent started")} />
     </>
   );
 }
@@ -235,39 +216,11 @@ function Tools({ connection, heading }: { connection: Extract<Connection, { stat
     if (!tool) return;
     setBusy(true);
     setOutcome(undefined);
-    const entries: LogEntry[] = [];
     try {
-      const result = await rpc(connection.url, "tools/call", { name: tool.name, arguments: args }, (e) =>
-        entries.push(e),
-      );
-      if (result.resultType === "task" && typeof result.taskId === "string") {
-        const snapshot = result as unknown as TaskSnapshot;
-        store.add(
-          {
-            taskId: snapshot.taskId,
-            tool: tool.name,
-            serverUrl: connection.url,
-            arguments: args,
-            startedAt: new Date().toISOString(),
-          },
-          snapshot,
-          entries,
-        );
-        setOutcome({ kind: "ok", text: `Started ${tool.name} as task ${snapshot.taskId}: follow it under "Tasks".` });
-      } else if (result.isError === true) {
-        setOutcome({
-          kind: "error",
-          text: `${tool.name} did not start: ${resultText(result) || JSON.stringify(result)}. Fix the input and start it again.`,
-        });
-      } else {
-        setOutcome({
-          kind: "ok",
-          text: `${tool.name} answered at once: ${resultText(result) || JSON.stringify(result)}`,
-        });
-      }
+      const started = await callWatcher<StartOutcome>("startTask", [tool.name, args]);
+      setOutcome({ kind: started.kind, text: started.text });
     } catch (error) {
-      const problem = describe(error, connection.url, "tools/call");
-      setOutcome({ kind: "error", text: `${problem.message} Next: ${problem.next}` });
+      setOutcome({ kind: "error", text: `The page's agent did not answer (${errorText(error)}). Start it again.` });
     } finally {
       setBusy(false);
     }
@@ -276,6 +229,12 @@ function Tools({ connection, heading }: { connection: Extract<Connection, { stat
   return (
     <section className="panel">
       <h2>{heading}</h2>
+      <p className="muted small">
+        {connection.tools.length} tools from tools/list.{" "}
+        <button type="button" className="link" onClick={() => void callWatcher("listTools")}>
+          List them again
+        </button>
+      </p>
       <ul className="tools">
         {connection.tools.map((t) => (
           <li key={t.name}>
@@ -322,12 +281,12 @@ function Tools({ connection, heading }: { connection: Extract<Connection, { stat
 // Tasks
 
 function TaskList({ go, heading }: { go: (path: string) => void; heading: string }) {
-  const tasks = useStore().tasks();
+  const { tasks } = useWatcherState().state;
   return (
     <section className="panel">
       <h2>{heading}</h2>
       {tasks.length === 0 && (
-        <p className="muted">None yet. Their ids are kept in this browser; the server keeps the tasks.</p>
+        <p className="muted">None yet. This page's agent keeps them, and follows them while no page is open.</p>
       )}
       <div className="tasks">
         {tasks.map((view) => (
@@ -356,7 +315,7 @@ function TaskCard({ view, go, full }: { view: TaskView; go: (path: string) => vo
     setBusy(true);
     setProblem(undefined);
     try {
-      await store.cancel(record.taskId);
+      await callWatcher("cancel", [record.taskId]);
     } catch (error) {
       setProblem(`Cancelling failed: ${error instanceof Error ? error.message : String(error)}. Try again.`);
     } finally {
@@ -390,7 +349,7 @@ function TaskCard({ view, go, full }: { view: TaskView; go: (path: string) => vo
       {view.gone && (
         <div className="error" data-testid="task-gone">
           <p>{view.gone}</p>
-          <button type="button" onClick={() => store.remove(record.taskId)}>
+          <button type="button" onClick={() => void callWatcher("remove", [record.taskId])}>
             Remove from this list
           </button>
         </div>
@@ -418,7 +377,7 @@ function TaskCard({ view, go, full }: { view: TaskView; go: (path: string) => vo
       )}
       {final && (
         <div className="buttons">
-          <button type="button" className="link" onClick={() => store.remove(record.taskId)}>
+          <button type="button" className="link" onClick={() => void callWatcher("remove", [record.taskId])}>
             Remove from this list
           </button>
         </div>
@@ -446,7 +405,7 @@ function Outcome({ snapshot, record }: { snapshot: TaskSnapshot; record: TaskRec
         <p>{text || JSON.stringify(result ?? {})}</p>
         {envelope && typeof envelope.recoveryHint === "string" && <p>Next: {envelope.recoveryHint}</p>}
       </div>
-      <FileDownloads links={fileLinksOf(result)} serverUrl={record.serverUrl} log={store.logger(record.taskId)} />
+      <FileDownloads links={fileLinksOf(result)} serverUrl={record.serverUrl} taskId={record.taskId} />
     </>
   );
 }
@@ -474,7 +433,7 @@ function Question({ taskId, inputKey, request }: { taskId: string; inputKey: str
     setBusy(true);
     setProblem(undefined);
     try {
-      await store.answer(taskId, { [inputKey]: response });
+      await callWatcher("answer", [taskId, { [inputKey]: response }]);
       setSent(String(response.action));
     } catch (error) {
       setProblem(
@@ -533,14 +492,15 @@ function Question({ taskId, inputKey, request }: { taskId: string; inputKey: str
 // One task, with its raw JSON-RPC log
 
 function TaskPage({ taskId, go }: { taskId: string; go: (path: string) => void }) {
-  const s = useStore();
-  const view = s.task(taskId);
-  const log = s.log(taskId);
+  const { state } = useWatcherState();
+  const view = state.tasks.find((t) => t.record.taskId === taskId);
+  const log = useTaskLog(taskId, view?.logSeq);
+  if (!state.synced) return <p className="muted">Loading this session's tasks from its agent…</p>;
   if (!view) {
     return (
       <section className="panel">
         <p className="error" data-testid="task-unknown">
-          This browser has not started a task with id <code>{taskId}</code> (or it was removed from the list).
+          This page's agent has not started a task with id <code>{taskId}</code> (or it was removed from the list).
         </p>
         <p>
           Next:{" "}
@@ -564,25 +524,47 @@ function TaskPage({ taskId, go }: { taskId: string; go: (path: string) => void }
         <TaskCard view={view} go={go} full />
       </section>
       <section className="panel">
-        <h2>Raw JSON-RPC log ({log.length})</h2>
-        <p className="muted small">Every request this page sent for the task and what came back, newest last.</p>
-        <ol className="log" data-testid="rpc-log">
-          {log.map((entry, index) => (
-            <li key={index}>
-              <div className="muted small">
-                {entry.at} · POST {entry.url} · {entry.request.method}
-                {entry.httpStatus !== undefined ? ` · HTTP ${entry.httpStatus}` : ""}
-              </div>
-              <pre>→ {JSON.stringify(entry.request)}</pre>
-              {entry.related?.map((message, i) => (
-                <pre key={i}>⇠ {JSON.stringify(message)}</pre>
-              ))}
-              {entry.response && <pre>← {JSON.stringify(entry.response)}</pre>}
-              {entry.failure && <pre className="error">✗ {entry.failure}</pre>}
-            </li>
-          ))}
-        </ol>
+        <h2>Raw JSON-RPC log ({log?.length ?? "loading"})</h2>
+        <p className="muted small">Every request the page's agent sent for the task and what came back, newest last.</p>
+        {log === undefined ? (
+          <p className="muted">Loading the log from the agent…</p>
+        ) : (
+          <ol className="log" data-testid="rpc-log">
+            {log.map((entry, index) => (
+              <li key={index}>
+                <div className="muted small">
+                  {entry.at} · POST {entry.url}
+                  {entry.inProcess ? " (in-process)" : ""} · {entry.request.method}
+                  {entry.httpStatus !== undefined ? ` · HTTP ${entry.httpStatus}` : ""}
+                </div>
+                <pre>→ {JSON.stringify(entry.request)}</pre>
+                {entry.related?.map((message, i) => (
+                  <pre key={i}>⇠ {JSON.stringify(message)}</pre>
+                ))}
+                {entry.response && <pre>← {JSON.stringify(entry.response)}</pre>}
+                {entry.failure && <pre className="error">✗ {entry.failure}</pre>}
+              </li>
+            ))}
+          </ol>
+        )}
       </section>
     </>
   );
+}
+
+/** The task's log from the agent, fetched again whenever the agent logs another exchange (`logSeq`). */
+function useTaskLog(taskId: string, logSeq: number | undefined): LogEntry[] | undefined {
+  const [log, setLog] = useState<LogEntry[] | undefined>();
+  useEffect(() => {
+    if (logSeq === undefined) return;
+    let current = true;
+    callWatcher<LogEntry[]>("log", [taskId]).then(
+      (entries) => current && setLog(entries),
+      () => {},
+    );
+    return () => {
+      current = false;
+    };
+  }, [taskId, logSeq]);
+  return log;
 }

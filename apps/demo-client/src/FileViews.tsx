@@ -1,7 +1,6 @@
 // The page's file views: the upload panel (pick a file, follow its upload, resume one a reload interrupted) and the
 // files a task produced (download, sha256 checked in the browser, then saved; an SVG or text file is previewed).
 import { useEffect, useRef, useState } from "react";
-import type { LogEntry } from "./mcp.ts";
 import { download, formatBytes, useUploads, type FileLink, type Problem, type UploadRecord } from "./files.ts";
 
 const STATE_LABELS: Record<UploadRecord["state"], string> = {
@@ -39,9 +38,9 @@ export function UploadPanel({ heading, serverUrl }: { heading: string; serverUrl
             }}
           />
           <p className="muted small">
-            The page computes the file's sha256, asks the server for a handle and an upload URL (file_upload_url), and
-            sends the bytes with tus in {formatBytes(1024 * 1024)} chunks. An interrupted upload resumes where it
-            stopped; the server checks the sha256 before the file is ready.
+            The page computes the file's sha256, its agent asks the server for a handle and an upload URL
+            (file_upload_url), and the page sends the bytes there with tus in {formatBytes(1024 * 1024)} chunks. An
+            interrupted upload resumes where it stopped; the server checks the sha256 before the file is ready.
           </p>
         </div>
       ) : (
@@ -157,20 +156,12 @@ type DownloadState =
   | { kind: "failed"; problem: Problem };
 
 /** The files a task's result names, each with a verified download. */
-export function FileDownloads({
-  links,
-  serverUrl,
-  log,
-}: {
-  links: FileLink[];
-  serverUrl: string;
-  log: (entry: LogEntry) => void;
-}) {
+export function FileDownloads({ links, serverUrl, taskId }: { links: FileLink[]; serverUrl: string; taskId: string }) {
   if (links.length === 0) return null;
   return (
     <div className="files">
       {links.map((link) => (
-        <FileDownload key={link.handle} link={link} serverUrl={serverUrl} log={log} />
+        <FileDownload key={link.handle} link={link} serverUrl={serverUrl} taskId={taskId} />
       ))}
     </div>
   );
@@ -186,7 +177,7 @@ function save(url: string, name: string): void {
   anchor.remove();
 }
 
-function FileDownload({ link, serverUrl, log }: { link: FileLink; serverUrl: string; log: (entry: LogEntry) => void }) {
+function FileDownload({ link, serverUrl, taskId }: { link: FileLink; serverUrl: string; taskId: string }) {
   const [state, setState] = useState<DownloadState>({ kind: "idle" });
   const objectUrl = useRef<string | undefined>(undefined);
   useEffect(
@@ -200,7 +191,7 @@ function FileDownload({ link, serverUrl, log }: { link: FileLink; serverUrl: str
     setState({ kind: "busy" });
     if (objectUrl.current) URL.revokeObjectURL(objectUrl.current);
     objectUrl.current = undefined;
-    const outcome = await download(serverUrl, link, log);
+    const outcome = await download(serverUrl, link, taskId);
     if (!outcome.ok) {
       setState({ kind: "failed", problem: outcome.problem });
       return;

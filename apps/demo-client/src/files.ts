@@ -1,11 +1,17 @@
-// Files for the page. Uploads: the sha256 is computed in this browser, `file_upload_url` gives a handle and a signed
-// tus URL, tus-js-client sends the bytes in chunks, and `file_status` confirms the server verified them. The uploads
+// Files for the page. Uploads: the sha256 is computed in this browser, `file_upload_url` (asked by the page's agent)
+// gives a handle and a signed tus URL, tus-js-client sends the bytes from this browser in chunks, and `file_status`
+// confirms the server verified them. The uploads
 // (handle, upload URL, bytes confirmed) are kept in localStorage, so one a reload interrupted is offered for resuming:
 // choose the same file again and tus continues from the server's offset. Downloads: `file_download_url` for a
-// task's artifact, fetched and checked against the sha256 the task reported before it is saved.
+// task's artifact (asked by the agent, logged with the task), fetched by this browser and checked against the sha256
+// the task reported before it is saved. The agent never handles file bytes.
 import { useSyncExternalStore } from "react";
 import * as tus from "tus-js-client";
-import { errorEnvelope, McpError, resultText, rpc, type Json, type JsonObject, type LogEntry } from "./mcp.ts";
+import { errorEnvelope, McpError, resultText, type Json, type JsonObject } from "./mcp.ts";
+import type { Problem } from "./watcher-state.ts";
+import { watcherTool } from "./watcher.ts";
+
+export type { Problem };
 
 /** The `_meta` key of a resource_link that names a durable-mcp-server file. */
 export const FILE_META = "durable-mcp-server/file";
@@ -13,11 +19,6 @@ export const FILE_META = "durable-mcp-server/file";
 export const CHUNK_BYTES = 1024 * 1024;
 const UPLOADS_KEY = "durable-mcp-demo-client/uploads";
 const KEEP_UPLOADS = 20;
-
-export interface Problem {
-  message: string;
-  next: string;
-}
 
 export type UploadState = "hashing" | "requesting" | "uploading" | "verifying" | "ready" | "failed" | "interrupted";
 
@@ -200,12 +201,10 @@ class UploadStore {
     try {
       const sha256 = await sha256Hex(file);
       this.patch(id, { sha256, state: "requesting" });
-      const result = await rpc(
+      const result = await watcherTool("fileUploadUrl", [
         serverUrl,
-        "tools/call",
-        { name: "file_upload_url", arguments: { name: file.name, size: file.size, sha256, mimeType: base.mimeType } },
-        ignore,
-      );
+        { name: file.name, size: file.size, sha256, mimeType: base.mimeType },
+      ]);
       if (result.isError === true) {
         this.fail(
           id,
@@ -342,12 +341,7 @@ class UploadStore {
     this.patch(id, { state: "verifying", confirmed: record.size, sent: record.size });
     this.persist();
     try {
-      const result = await rpc(
-        record.serverUrl,
-        "tools/call",
-        { name: "file_status", arguments: { handle: record.handle } },
-        ignore,
-      );
+      const result = await watcherTool("fileStatus", [record.serverUrl, record.handle]);
       if (result.isError === true) {
         this.fail(id, toolProblem(result, "Upload the file again."), false);
         return;
@@ -401,12 +395,7 @@ class UploadStore {
     }
     const interrupted = `The upload of ${record.name} was interrupted: the page was reloaded or closed while it ran.`;
     try {
-      const result = await rpc(
-        record.serverUrl,
-        "tools/call",
-        { name: "file_status", arguments: { handle: record.handle } },
-        ignore,
-      );
+      const result = await watcherTool("fileStatus", [record.serverUrl, record.handle]);
       if (result.isError === true) {
         const problem = toolProblem(result, "Upload the file again (it gets a new handle), or discard this one.");
         this.fail(id, { message: `${interrupted} The server says: ${problem.message}`, next: problem.next }, false);
@@ -489,8 +478,6 @@ class UploadStore {
   }
 }
 
-const ignore = (_entry: LogEntry) => {};
-
 export const uploads = new UploadStore();
 
 /** Re-renders the caller on every change of the uploads. */
@@ -558,18 +545,13 @@ export function fileLinksOf(result: JsonObject | undefined): FileLink[] {
 export type Downloaded = { ok: true; blob: Blob; sha256: string; size: number } | { ok: false; problem: Problem };
 
 /**
- * `file_download_url` for the file, then its bytes, hashed here: ok only when they match the sha256 the task
- * reported (and the one file_download_url gave).
+ * `file_download_url` for the file (asked by the agent and logged with `taskId`), then its bytes, fetched and hashed
+ * here: ok only when they match the sha256 the task reported (and the one file_download_url gave).
  */
-export async function download(serverUrl: string, link: FileLink, log: (entry: LogEntry) => void): Promise<Downloaded> {
+export async function download(serverUrl: string, link: FileLink, taskId: string): Promise<Downloaded> {
   let issued: JsonObject;
   try {
-    const result = await rpc(
-      serverUrl,
-      "tools/call",
-      { name: "file_download_url", arguments: { handle: link.handle } },
-      log,
-    );
+    const result = await watcherTool("fileDownloadUrl", [serverUrl, link.handle, taskId]);
     if (result.isError === true) {
       return { ok: false, problem: toolProblem(result, "") };
     }

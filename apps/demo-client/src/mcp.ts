@@ -1,6 +1,7 @@
-// A minimal MCP client for the page: JSON-RPC over fetch in the 2026-07-28 envelope, declaring the Tasks
-// extension (and form elicitation) in every request's params._meta. Every exchange is reported to a log callback
-// so that the page can show the raw JSON-RPC of each task.
+// A minimal MCP client, run by the TaskWatcher agent (agent/task-watcher.ts), and its types, shared with the page:
+// JSON-RPC over fetch in the 2026-07-28 envelope, declaring the Tasks extension (and form elicitation) in every
+// request's params._meta. Every exchange is reported to a log callback so that the page can show the raw JSON-RPC
+// of each task. No DOM and no Workers API: it runs in a Durable Object and type-checks in the page.
 
 export const PROTOCOL_VERSION = "2026-07-28";
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -29,6 +30,8 @@ export interface JsonRpcMessage {
 export interface LogEntry {
   at: string;
   url: string;
+  /** Set when the request went to the agent's own Worker in-process (no network). */
+  inProcess?: boolean;
   request: JsonRpcMessage;
   httpStatus?: number;
   /** The JSON-RPC response, plus anything an SSE answer carried before it. */
@@ -129,6 +132,14 @@ async function readSse(body: ReadableStream<Uint8Array>, id: number, related: Js
 
 let nextId = 1;
 
+export interface RpcOptions {
+  /** Sent as `Authorization: Bearer <token>` (never logged). */
+  token?: string;
+  /** What sends the request: `fetch` unless given (the agent passes its own Worker's handler for its own origin). */
+  fetch?: (request: Request) => Promise<Response>;
+  timeoutMs?: number;
+}
+
 /**
  * Sends one JSON-RPC request to `url` and returns its result. Throws McpError: `unreachable` when fetch itself
  * failed, `not-mcp` when the answer is not a JSON-RPC response, `rpc` for a JSON-RPC error.
@@ -138,20 +149,34 @@ export async function rpc(
   method: string,
   params: JsonObject,
   log: (entry: LogEntry) => void,
-  timeoutMs = 15_000,
+  options: RpcOptions = {},
 ): Promise<JsonObject> {
   const id = nextId++;
   const withMeta: JsonObject = { ...params, _meta: envelope() };
   const request: JsonRpcMessage = { jsonrpc: "2.0", id, method, params: withMeta };
   const entry: LogEntry = { at: new Date().toISOString(), url, request };
+  if (options.fetch) entry.inProcess = true;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const headers = headersFor(method, withMeta);
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
   let res: Response;
   try {
-    res = await fetch(url, {
+    const send = options.fetch ?? ((req: Request) => fetch(req));
+    const req = new Request(url, {
       method: "POST",
-      headers: headersFor(method, withMeta),
+      headers,
       body: JSON.stringify(request),
       signal: AbortSignal.timeout(timeoutMs),
     });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      res = await Promise.race([send(req), timeout]);
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
   } catch (error) {
     entry.failure = `fetch failed: ${String(error)}`;
     log(entry);
@@ -178,7 +203,14 @@ export async function rpc(
   } catch (error) {
     entry.failure = `reading the answer failed: ${String(error)}`;
   }
-  if (response && typeof response === "object" && (response.result !== undefined || response.error !== undefined)) {
+  // A JSON body is a JSON-RPC response only with `jsonrpc` and a result or an error object (a 401's
+  // `{"error":"unauthorized"}` is not one).
+  if (
+    response &&
+    typeof response === "object" &&
+    response.jsonrpc === "2.0" &&
+    (response.result !== undefined || (!!response.error && typeof response.error === "object"))
+  ) {
     entry.response = response;
   } else if (!entry.failure) {
     entry.failure = `HTTP ${res.status} without a JSON-RPC response: ${JSON.stringify(response ?? null).slice(0, 300)}`;

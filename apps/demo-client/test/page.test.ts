@@ -1,6 +1,9 @@
 // The task page in a real browser (Debian chromium, playwright-core) against the demo Worker under `wrangler dev`:
 // bad server URLs, a schema failure, send_report followed to its question, answered through the generated form and
-// completed; a second task cancelled; the task's JSON-RPC log; the task list after a reload.
+// completed; a second task cancelled; the task's JSON-RPC log; the task list after a reload. The page's MCP client is
+// its agent (a Durable Object of the Worker), so every MCP request is made there, not by the browser.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -11,15 +14,43 @@ const { origin, chromium: executablePath } = inject("demo");
 let browser: Browser;
 let page: Page;
 let pageErrors: string[];
+/** An MCP server without the Tasks extension, on this machine: the agent in wrangler dev reaches it by fetch. */
+let bare: Server;
+let bareUrl = "";
+const bareRequests: string[] = [];
+
+function bareResult(method: string) {
+  return method === "server/discover"
+    ? {
+        supportedVersions: ["2026-07-28"],
+        capabilities: { tools: {} },
+        resultType: "complete",
+        _meta: { "io.modelcontextprotocol/serverInfo": { name: "bare", version: "0.0.1" } },
+      }
+    : { tools: [{ name: "echo", inputSchema: { type: "object", properties: {} } }], resultType: "complete" };
+}
 
 beforeAll(async () => {
   // A fresh profile per run: no state from an earlier run leaks in.
   browser = await launchBrowser(executablePath);
   ({ page, pageErrors } = browser);
+  bare = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+    req.on("end", () => {
+      const request = JSON.parse(body) as { id: number; method: string };
+      bareRequests.push(request.method);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: bareResult(request.method) }));
+    });
+  });
+  await new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve));
+  bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/bare/mcp`;
 });
 
 afterAll(async () => {
   await browser?.close();
+  await new Promise((resolve) => bare?.close(resolve));
 });
 
 const card = (taskId: string): Locator => page.locator(`[data-testid="task-card"][data-task-id="${taskId}"]`);
@@ -68,27 +99,15 @@ describe("the task page", () => {
       .poll(() => error.textContent(), WAIT)
       .toContain(`${origin}/healthz answered server/discover, but not as an MCP server`);
 
-    // An MCP server without the Tasks extension (answered by the browser's request routing, not by a server).
-    const bare = `${origin}/bare/mcp`;
-    await page.route(bare, async (route) => {
-      const request = route.request().postDataJSON() as { id: number; method: string };
-      const result =
-        request.method === "server/discover"
-          ? {
-              supportedVersions: ["2026-07-28"],
-              capabilities: { tools: {} },
-              resultType: "complete",
-              _meta: { "io.modelcontextprotocol/serverInfo": { name: "bare", version: "0.0.1" } },
-            }
-          : { tools: [{ name: "echo", inputSchema: { type: "object", properties: {} } }], resultType: "complete" };
-      await route.fulfill({ json: { jsonrpc: "2.0", id: request.id, result } });
-    });
-    await connect(bare);
+    // An MCP server without the Tasks extension: a plain HTTP server of this test, which the agent (not the browser)
+    // asks.
+    await connect(bareUrl);
     const noTasks = page.getByTestId("no-tasks");
     await noTasks.waitFor(WAIT);
     expect(await noTasks.textContent()).toContain("does not offer the MCP Tasks extension");
     expect(await page.getByTestId("connected").textContent()).toContain("bare 0.0.1");
     expect(await page.getByTestId("tool-echo").count()).toBe(1);
+    expect(bareRequests).toEqual(["server/discover", "tools/list"]);
     await page.screenshot({ path: join(screenshots, "1-no-tasks-extension.png"), fullPage: true });
     await page.getByRole("button", { name: "this page's own" }).click();
     await expect.poll(() => page.getByTestId("connected").textContent(), WAIT).toContain("task-server 1.0.0");
@@ -173,6 +192,8 @@ describe("the task page", () => {
     expect(text).toContain('"confirm send":{"action":"accept","content":{"send":true}}');
     expect(text).toContain('"status":"input_required"');
     expect(text).toContain('"status":"completed"');
+    // The agent reached its own Worker's /mcp in-process, not by fetching itself.
+    expect(text).toContain(`POST ${origin}/mcp (in-process) · tasks/get`);
     await page.screenshot({ path: join(screenshots, "5-task-log.png"), fullPage: true });
 
     // A reload of /task/<id> gets the page again (single-page fallback) with the same task and log.
@@ -182,7 +203,7 @@ describe("the task page", () => {
     expect(await page.getByTestId("rpc-log").textContent()).toContain('"method":"tasks/update"');
   });
 
-  it("keeps the tasks list across a reload; the server supplies their state", async () => {
+  it("keeps the tasks list across a reload; the agent supplies their state", async () => {
     await page.goto(`${origin}/`);
     await page.reload();
     await expect.poll(() => page.locator('[data-testid="task-card"]').count(), WAIT).toBe(2);

@@ -1,18 +1,22 @@
-// Vitest globalSetup for the browser test: makes sure Debian's chromium is installed, builds the page into the
-// server's temp root, and serves it with the demo Worker (the root wrangler.jsonc, its assets folder replaced by that
-// build) under `wrangler dev` on a fresh persist dir, through @durable-mcp/test-harness.
+// Vitest globalSetup for the browser test: makes sure Debian's chromium is installed, builds the page (production
+// build) into a temp folder, and serves it with the demo Worker (the root wrangler.jsonc, its assets folder replaced
+// by that build; the Worker also serves the page's agent) under `wrangler dev` on a fresh persist dir, through
+// @durable-mcp/test-harness. The tests get the server's spec, to stop and restart it with `WranglerDev.attach`.
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { WranglerDev, workspaceRoot } from "@durable-mcp/test-harness";
+import { WranglerDev, workspaceRoot, type WranglerDevSpec } from "@durable-mcp/test-harness";
 import type { TestProject } from "vitest/node";
 
 export interface DemoServer {
   /** e.g. http://127.0.0.1:8799: the page at /, MCP at /mcp. */
   origin: string;
   chromium: string;
+  /** The `wrangler dev` serving it, for `WranglerDev.attach(server).stop()` / `.start()` from a test file. */
+  server: WranglerDevSpec;
 }
 
 declare module "vitest" {
@@ -38,30 +42,42 @@ function ensureChromium(): void {
 export default async function setup(project: TestProject) {
   ensureChromium();
   const fileUrlSecret = randomBytes(32).toString("hex");
+  // Not under the server's root: its arguments must be fixed at creation, so that a start from a test file (which
+  // has only the spec) serves the same page with the same secret.
+  const assets = mkdtempSync(join(tmpdir(), "demo-client-www-"));
   const server = WranglerDev.create({
     name: "demo-client-test",
     cwd: workspaceRoot,
     config: join(workspaceRoot, "wrangler.jsonc"),
     port: Number(process.env.DEMO_CLIENT_PORT ?? DEFAULT_PORT),
     portHint: "set DEMO_CLIENT_PORT",
-    argsFor: ({ root }) => ["--assets", join(root, "www"), "--var", `FILE_URL_SECRET:${fileUrlSecret}`],
+    args: ["--assets", assets, "--var", `FILE_URL_SECRET:${fileUrlSecret}`],
     onDispose: process.env.DEMO_CLIENT_KEEP_LOG ? (log) => console.log(log) : undefined,
   });
   try {
     // Before the build: a port in use fails at once.
     await server.assertPortsFree();
-    // The page, built on its own (not into dist/ or www/, which the build target and `npm start` own).
-    const assets = join(server.root, "www");
+    // The page, built on its own (not into dist/ or www/, which the build target and `npm start` own), as shipped:
+    // vitest sets NODE_ENV=test, which would give React's development build.
     execFileSync(join(packageRoot, "node_modules/.bin/vite"), ["build", "--outDir", assets, "--emptyOutDir"], {
       cwd: packageRoot,
       stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, NODE_ENV: "production" },
     });
     if (!existsSync(join(assets, "index.html"))) throw new Error(`vite build wrote no ${assets}/index.html`);
     await server.start();
-    project.provide("demo", { origin: server.origin, chromium: CHROMIUM });
+    project.provide("demo", { origin: server.origin, chromium: CHROMIUM, server: server.spec });
   } catch (error) {
     await server.dispose();
+    rmSync(assets, { recursive: true, force: true });
     throw error;
   }
-  return () => server.dispose();
+  // A test may have restarted the server: the teardown stops whatever group runs then.
+  return async () => {
+    try {
+      await server.dispose();
+    } finally {
+      rmSync(assets, { recursive: true, force: true });
+    }
+  };
 }

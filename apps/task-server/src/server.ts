@@ -7,6 +7,8 @@ import { registerDatasetReport } from "./dataset-report.js";
 export interface Env extends AuthEnv {
   TASK_RUNNER: DurableObjectNamespace;
   FILE_RUNNER: DurableObjectNamespace;
+  /** The task page's agent (apps/demo-client/agent): its MCP client, one per browser session. */
+  TASK_WATCHER: DurableObjectNamespace;
   FILES: R2Bucket;
   FILE_URL_SECRET?: string;
 }

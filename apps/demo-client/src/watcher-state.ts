@@ -1,0 +1,59 @@
+// What the TaskWatcher agent (agent/task-watcher.ts) keeps and pushes to the page with setState, and what its
+// callable methods answer: plain JSON, shared by the agent and the page.
+import type { JsonObject, JsonRpcError, McpErrorKind, TaskSnapshot, ToolInfo } from "./mcp.ts";
+
+/** The agent's class, as `useAgent` and `routeAgentRequest` name it (binding TASK_WATCHER). */
+export const WATCHER_AGENT = "task-watcher";
+
+export interface Problem {
+  message: string;
+  next: string;
+}
+
+export type Connection =
+  | { state: "idle" }
+  | { state: "connecting"; url: string }
+  | { state: "failed"; url: string; problem: Problem }
+  | { state: "connected"; url: string; server: string; tasks: boolean; tools: ToolInfo[] };
+
+export interface TaskRecord {
+  taskId: string;
+  tool: string;
+  serverUrl: string;
+  arguments: JsonObject;
+  startedAt: string;
+  /** Set once tasks/cancel was acknowledged: the page shows "cancellation requested" until the task is final. */
+  cancelRequested?: boolean;
+}
+
+export interface TaskView {
+  record: TaskRecord;
+  snapshot?: TaskSnapshot;
+  /** Why the last tasks/get failed (the agent polls on unless the task is gone). */
+  pollError?: string;
+  /** The server no longer knows the task (expired, purged, or another server's). */
+  gone?: string;
+  /** When the agent last heard from the server about this task (ISO). */
+  polledAt?: string;
+  /** The sequence number of the task's newest logged JSON-RPC exchange: the page fetches the log when it changes. */
+  logSeq: number;
+}
+
+export interface WatcherState {
+  /** The server URL last connected to (the page's URL field starts from it). */
+  serverUrl?: string;
+  /** Whether the agent holds a bearer token for that URL (the token itself never leaves the agent). */
+  hasToken: boolean;
+  connection: Connection;
+  /** The tasks this agent started, newest first. */
+  tasks: TaskView[];
+}
+
+export const INITIAL_STATE: WatcherState = { hasToken: false, connection: { state: "idle" }, tasks: [] };
+
+/** A callable's answer for an MCP request: the result, or the McpError's parts (errors do not cross RPC intact). */
+export type CallOutcome =
+  | { ok: true; result: JsonObject }
+  | { ok: false; kind: McpErrorKind; message: string; rpcError?: JsonRpcError; httpStatus?: number };
+
+export type StartOutcome = { kind: "ok" | "error"; text: string; taskId?: string };
