@@ -36,3 +36,5 @@ export { fileLink, FILE_TOOL_NAMES } from "./files/file-tools.js";
 export type { FileView } from "./files/file-service.js";
 export type { ArtifactBody, ArtifactSpec, FileRef, InputFile, TaskFiles } from "./files/task-files.js";
 export type { CreateTaskResult, DetailedTask, GetTaskResult, Task } from "./wire/task-shapes.js";
+export { PROGRESS_META, STEPS_META } from "./wire/task-shapes.js";
+export type { StepTimelineEntry } from "./steps/journal.js";

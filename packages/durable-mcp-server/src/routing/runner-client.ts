@@ -24,8 +24,8 @@ export class RunnerClient {
     return this.call(task.taskId, (runner) => runner.create(task));
   }
 
-  get(access: TaskAccess): Promise<DetailedTask | null> {
-    return this.call(access.taskId, (runner) => runner.get(access));
+  get(access: TaskAccess, options?: { steps?: boolean }): Promise<DetailedTask | null> {
+    return this.call(access.taskId, (runner) => runner.get(access, options));
   }
 
   update(access: TaskAccess, responses: Record<string, unknown>): Promise<UpdateOutcome | null> {

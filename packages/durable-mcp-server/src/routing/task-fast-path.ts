@@ -43,7 +43,7 @@ export async function serveTaskMethod(
   const { id, method, params } = body;
   try {
     let result: Record<string, unknown> = {};
-    if (method === TaskMethods.get) result = { ...(await getTask(caller, params.taskId)) };
+    if (method === TaskMethods.get) result = { ...(await getTask(caller, params.taskId, params._meta)) };
     else if (method === TaskMethods.update)
       await updateTask(caller, params.taskId, inputResponses(params.inputResponses));
     else await cancelTask(caller, params.taskId);

@@ -4,7 +4,7 @@ import { applyMigrations, schemaVersion } from "../storage/migrations.js";
 /**
  * Versioned schema of a TaskRunner's SQLite database (see storage/migrations.ts).
  * 1: the task record and the step journal. 2: an index over waiting steps (next wake, pending inputs).
- * 3: the origin the task was created at (the base of its file links).
+ * 3: the origin the task was created at (the base of its file links). 4: when each step started (the timeline).
  */
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE task (
@@ -27,6 +27,7 @@ const MIGRATIONS: readonly string[] = [
    ${JOURNAL_DDL}`,
   `CREATE INDEX steps_waiting ON steps (wake_at) WHERE state = 'waiting';`,
   `ALTER TABLE task ADD COLUMN origin TEXT;`,
+  `ALTER TABLE steps ADD COLUMN started_at INTEGER;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

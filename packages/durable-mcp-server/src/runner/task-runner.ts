@@ -6,7 +6,14 @@ import { runWithJournal, type EngineHost, type RunOutcome } from "../steps/engin
 import { FileService, type FilesSettings } from "../files/file-service.js";
 import { deleteSpilledResults, resultSpill } from "../files/result-spill.js";
 import { StepJournal } from "../steps/journal.js";
-import { toDetailedTask, toTask, type DetailedTask, type Task } from "../wire/task-shapes.js";
+import {
+  STEPS_META,
+  TIMELINE_LIMIT,
+  toDetailedTask,
+  toTask,
+  type DetailedTask,
+  type Task,
+} from "../wire/task-shapes.js";
 import { checkInputAnswer } from "../wire/elicit-answer.js";
 import { migrate, schemaVersion } from "./schema.js";
 import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
@@ -57,7 +64,8 @@ export interface TaskRunnerRpc {
    * deduplicated call joins it); the same id for anything else returns null and changes nothing.
    */
   create(task: NewTask): Promise<Task | null>;
-  get(access: TaskAccess): Promise<DetailedTask | null>;
+  /** With `steps`, the task's `_meta` carries the step timeline (STEPS_META). */
+  get(access: TaskAccess, options?: { steps?: boolean }): Promise<DetailedTask | null>;
   /**
    * Answers are keyed: a repeated answer finds its key no longer outstanding and is ignored. An answer to an
    * outstanding key that does not fit its question is reported in `invalid`, and then nothing is recorded.
@@ -130,9 +138,12 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       return toTask(this.store.read()!);
     }
 
-    async get(access: TaskAccess): Promise<DetailedTask | null> {
+    async get(access: TaskAccess, query: { steps?: boolean } = {}): Promise<DetailedTask | null> {
       const record = this.owned(access);
-      return record ? this.detailed(record) : null;
+      if (!record) return null;
+      const task = this.detailed(record);
+      if (query.steps) task._meta = { ...task._meta, [STEPS_META]: this.journal.timeline(TIMELINE_LIMIT) };
+      return task;
     }
 
     /** Records answers for outstanding input keys; others are ignored. Null when the task is unknown. */

@@ -156,7 +156,8 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       return result as CallToolResult;
     });
     this.server.setRequestHandler(TaskMethods.get, { params: taskIdParams }, async ({ taskId }, ctx) => {
-      return { ...(await getTask(this.#tasksRuntime(ctx), taskId)) } as Record<string, unknown>;
+      const meta = ctx.mcpReq._meta as Record<string, unknown> | undefined;
+      return { ...(await getTask(this.#tasksRuntime(ctx), taskId, meta)) } as Record<string, unknown>;
     });
     this.server.setRequestHandler(TaskMethods.update, { params: taskIdParams }, async ({ taskId }, ctx) => {
       await updateTask(this.#tasksRuntime(ctx), taskId, ctx.mcpReq.inputResponses ?? {});

@@ -4,7 +4,7 @@ import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner.js";
 import type { RunnerClient } from "../routing/runner-client.js";
 import { MAX_STEP_RESULT_BYTES } from "../steps/engine.js";
-import type { DetailedTask } from "../wire/task-shapes.js";
+import { STEPS_META, type DetailedTask } from "../wire/task-shapes.js";
 
 /** Who is asking, and how to reach runners: what every `tasks/*` method needs. */
 export interface TaskCaller {
@@ -13,12 +13,18 @@ export interface TaskCaller {
 }
 
 /**
- * `tasks/get`, `tasks/update` and `tasks/cancel`, once the request is known to be well-formed and to declare the
+ * `tasks/get` (with the step timeline when the request's `_meta` asks for it: STEPS_META), `tasks/update` and
+ * `tasks/cancel`, once the request is known to be well-formed and to declare the
  * extension. The one implementation behind both the SDK handlers and the router's fast path. Unknown, expired and
  * foreign tasks are indistinguishable: same code, same message, no data.
  */
-export async function getTask(caller: TaskCaller, taskId: string): Promise<DetailedTask> {
-  const task = await caller.runners.get(access(caller, taskId));
+export async function getTask(
+  caller: TaskCaller,
+  taskId: string,
+  requestMeta?: Record<string, unknown>,
+): Promise<DetailedTask> {
+  const steps = requestMeta?.[STEPS_META] === true;
+  const task = await caller.runners.get(access(caller, taskId), steps ? { steps } : undefined);
   if (!task) throw unknownTask();
   return task;
 }

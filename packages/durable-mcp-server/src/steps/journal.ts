@@ -16,6 +16,19 @@ export interface StepRecord {
 }
 
 export type StepKind = "do" | "sleep" | "input";
+
+/** One step as the timeline shows it (`tasks/get` with `_meta["durable-mcp-server/steps"]: true`). */
+export interface StepTimelineEntry {
+  name: string;
+  kind: StepKind;
+  state: StepState;
+  attempts: number;
+  /** Null for steps journaled before the timeline existed. */
+  startedAt: string | null;
+  updatedAt: string;
+  /** Until the last change: for a finished step, how long it took; for a live one, so far. */
+  durationMs: number | null;
+}
 /** running: an attempt started; waiting: a retry, sleep or input is pending; done / failed: final. */
 export type StepState = "running" | "waiting" | "done" | "failed";
 
@@ -60,8 +73,8 @@ export class StepJournal {
 
   write(record: StepRecord, now: number): void {
     this.sql.exec(
-      `INSERT INTO steps (name, kind, state, attempts, result, error, wake_at, request, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO steps (name, kind, state, attempts, result, error, wake_at, request, updated_at, started_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (name) DO UPDATE SET state = excluded.state, attempts = excluded.attempts,
          result = excluded.result, error = excluded.error, wake_at = excluded.wake_at,
          request = excluded.request, updated_at = excluded.updated_at`,
@@ -74,7 +87,40 @@ export class StepJournal {
       record.wakeAt,
       record.request,
       now,
+      now,
     );
+  }
+
+  /**
+   * The steps as a timeline, oldest first: the last `limit` of `total`. A step's duration runs from its first
+   * journal write to its last (for a `do` step: first attempt started → result or final failure).
+   */
+  timeline(limit: number): { total: number; steps: StepTimelineEntry[] } {
+    const total = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM steps").one().n;
+    const steps = this.sql
+      .exec<{
+        name: string;
+        kind: string;
+        state: string;
+        attempts: number;
+        started_at: number | null;
+        updated_at: number;
+      }>(
+        `SELECT name, kind, state, attempts, started_at, updated_at FROM
+           (SELECT * FROM steps ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
+        limit,
+      )
+      .toArray()
+      .map((row) => ({
+        name: row.name,
+        kind: row.kind as StepKind,
+        state: row.state as StepState,
+        attempts: row.attempts,
+        startedAt: row.started_at === null ? null : new Date(row.started_at).toISOString(),
+        updatedAt: new Date(row.updated_at).toISOString(),
+        durationMs: row.started_at === null ? null : row.updated_at - row.started_at,
+      }));
+    return { total, steps };
   }
 
   /** Pending input requests, oldest first. */

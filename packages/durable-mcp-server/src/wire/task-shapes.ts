@@ -31,6 +31,12 @@ export type GetTaskResult = DetailedTask & { resultType: "complete" };
 
 /** Progress reported by `step.status(..., { progress })`, carried in `_meta` under this key. */
 export const PROGRESS_META = "durable-mcp-server/progress";
+/**
+ * A `tasks/get` whose `_meta` sets this to true gets the step timeline back under the same key of the result's
+ * `_meta`: `{ total, steps: [{ name, kind, state, attempts, startedAt, updatedAt, durationMs }] }` (the last 500).
+ */
+export const STEPS_META = "durable-mcp-server/steps";
+export const TIMELINE_LIMIT = 500;
 
 export function toTask(record: TaskRecord): Task {
   const task: Task = {

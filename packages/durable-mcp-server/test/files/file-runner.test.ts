@@ -86,14 +86,15 @@ describe("FileRunner", () => {
     const handle = newFileHandle();
     const runner = runnerOf(handle);
     const access = { handle, principal: "alice" };
-    await runner.create({ ...access, name: "x", mimeType: "a/b", size: 12 * MIB, sha256: null, ttlMs: 300 });
+    await runner.create({ ...access, name: "x", mimeType: "a/b", size: 12 * MIB, sha256: null, ttlMs: 1500 });
     await runner.write(access, 0, new Response(randomBytes(6 * MIB)).body!, null);
-    const file = await runner.status(access);
+    // Read from storage, not through status(): a slow machine may already be past the expiry here.
+    const file = await runInDurableObject(runner, (_, state) => new FileStore(state.storage.sql).read());
     expect(file?.uploadId).toBeTruthy();
     const upload = fixtureEnv.FILES.resumeMultipartUpload(`files/${handle}`, file!.uploadId!);
     // While the upload lives its multipart upload takes parts.
     await upload.uploadPart(3, "probe");
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, file!.expiresAt - Date.now()) + 50));
     // Expired is unknown at once, whether or not the alarm has cleaned up yet.
     expect(await runner.status(access)).toBeNull();
     await runDurableObjectAlarm(runner);
@@ -105,10 +106,10 @@ describe("FileRunner", () => {
     const handle = newFileHandle();
     const runner = runnerOf(handle);
     const access = { handle, principal: "alice" };
-    await runner.create({ ...access, name: "x", mimeType: "a/b", size: 5, sha256: null, ttlMs: 200 });
+    const created = await runner.create({ ...access, name: "x", mimeType: "a/b", size: 5, sha256: null, ttlMs: 1000 });
     await runner.write(access, 0, new Response("hello").body!, null);
     expect(await fixtureEnv.FILES.head(`files/${handle}`)).not.toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, created!.expiresAt - Date.now()) + 50));
     await runDurableObjectAlarm(runner);
     expect(await fixtureEnv.FILES.head(`files/${handle}`)).toBeNull();
   });

@@ -72,8 +72,8 @@ describe("large step results", () => {
     const key = stored.slice("@r2:".length);
     expect((await fixtureEnv.FILES.head(key))?.size).toBeGreaterThan(1_048_576);
 
-    // ttl 1.5 s + purge grace 0.2 s.
-    const deadline = Date.now() + 8_000;
+    // ttl 3 s + purge grace 0.2 s.
+    const deadline = Date.now() + 12_000;
     while ((await fixtureEnv.FILES.head(key)) !== null && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

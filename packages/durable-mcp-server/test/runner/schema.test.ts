@@ -52,7 +52,7 @@ describe("schema migrations", () => {
         .toArray().length,
     }));
     expect(after).toEqual({ version: SCHEMA_VERSION, index: 1 });
-    expect(SCHEMA_VERSION).toBe(3);
+    expect(SCHEMA_VERSION).toBe(4);
     const record = await runInDurableObject(stub, (_, state) => new TaskStore(state.storage.sql).read());
     expect(record).toMatchObject({ taskId, status: "completed", origin: null });
   });
