@@ -14,6 +14,7 @@ import {
   McpError,
   resultText,
   rpc,
+  STEPS_META,
   TASKS_EXTENSION,
   type JsonObject,
   type LogEntry,
@@ -317,7 +318,9 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
     const view = this.state.tasks.find((t) => t.record.taskId === taskId);
     if (!view) return;
     try {
-      const result = await this.request(view.record.serverUrl, "tasks/get", { taskId }, this.logger(taskId));
+      // Ask for the step timeline too: the task page shows it (servers that do not know the key ignore it).
+      const params = { taskId, _meta: { [STEPS_META]: true } };
+      const result = await this.request(view.record.serverUrl, "tasks/get", params, this.logger(taskId));
       const snapshot = result as unknown as TaskSnapshot;
       this.patchTask(taskId, () => ({
         snapshot,

@@ -152,7 +152,8 @@ export async function rpc(
   options: RpcOptions = {},
 ): Promise<JsonObject> {
   const id = nextId++;
-  const withMeta: JsonObject = { ...params, _meta: envelope() };
+  // The envelope plus whatever the caller asks for in `_meta` (the step timeline, say).
+  const withMeta: JsonObject = { ...params, _meta: { ...envelope(), ...(params._meta as JsonObject | undefined) } };
   const request: JsonRpcMessage = { jsonrpc: "2.0", id, method, params: withMeta };
   const entry: LogEntry = { at: new Date().toISOString(), url, request };
   if (options.fetch) entry.inProcess = true;
@@ -240,6 +241,26 @@ export function taskSupport(tool: ToolInfo): string | undefined {
   return meta && typeof meta === "object" && !Array.isArray(meta) && typeof meta.taskSupport === "string"
     ? meta.taskSupport
     : undefined;
+}
+
+/** Asked for in a `tasks/get`'s `_meta`, durable-mcp-server answers with the task's step timeline under it. */
+export const STEPS_META = "durable-mcp-server/steps";
+
+export interface TimelineStep {
+  name: string;
+  kind: "do" | "sleep" | "input";
+  state: "running" | "waiting" | "done" | "failed";
+  attempts: number;
+  startedAt: string | null;
+  updatedAt: string;
+  durationMs: number | null;
+}
+
+/** The step timeline a task snapshot carries, if its server sent one. */
+export function timelineOf(task: TaskSnapshot): { total: number; steps: TimelineStep[] } | undefined {
+  const value = task._meta?.[STEPS_META] as { total?: unknown; steps?: unknown } | undefined;
+  if (!value || typeof value.total !== "number" || !Array.isArray(value.steps)) return undefined;
+  return { total: value.total, steps: value.steps as TimelineStep[] };
 }
 
 export function progressOf(task: TaskSnapshot): number | undefined {
