@@ -2,6 +2,7 @@ import type { McpServer as SdkMcpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
 import { FileTooLargeError, toFileView, type FileService, type FileView } from "./file-service.js";
+import { fileNotReady, unknownFile } from "./file-envelopes.js";
 import type { FileRecord } from "./file-store.js";
 import type { WriteOutcome } from "./upload.js";
 
@@ -350,14 +351,7 @@ async function readyFile(caller: FileToolsRuntime, handle: string): Promise<File
   const file = await caller.files.status({ handle, principal: caller.principal });
   if (!file) return fail(unknownFile(handle));
   if (file.state !== "ready") {
-    return fail({
-      code: "file_not_ready",
-      message: `${handle} is still uploading (${file.offset} of ${file.size} bytes).`,
-      retryable: true,
-      recoveryHint: "Finish the upload first; check progress with file_status.",
-      param: "handle",
-      partial: { cursor: file.offset },
-    });
+    return fail(fileNotReady(file, "Finish the upload first; check progress with file_status."));
   }
   return file;
 }
@@ -396,16 +390,6 @@ function spec(args: { name: string; size: number; sha256: string; mimeType?: str
     size: args.size,
     sha256: args.sha256.toLowerCase(),
     mimeType: args.mimeType ?? "application/octet-stream",
-  };
-}
-
-function unknownFile(handle: string): ErrorEnvelope {
-  return {
-    code: "unknown_file",
-    message: `No file ${JSON.stringify(handle)} is visible to you.`,
-    retryable: false,
-    recoveryHint: "Check the handle. Files are visible only to whoever created them and are deleted when they expire.",
-    param: "handle",
   };
 }
 

@@ -1,5 +1,6 @@
 import { RepairableError } from "../errors/envelope.js";
 import { fileHandleForStep } from "../ids.js";
+import { fileNotReady, unknownFile } from "./file-envelopes.js";
 import { objectKey } from "./file-runner.js";
 import type { FileService } from "./file-service.js";
 import { partSizeFor, toHex } from "./upload.js";
@@ -61,23 +62,12 @@ export function createTaskFiles(host: TaskFilesHost, doStep: DoStep): TaskFiles 
       const service = host.service();
       const file = await service.status({ handle, principal: host.principal });
       if (!file) {
-        throw new RepairableError({
-          code: "unknown_file",
-          message: `No file ${JSON.stringify(handle)} is visible to this task.`,
-          retryable: false,
-          recoveryHint: "Upload the file again (file_upload_url) and start the task with the new handle.",
-          param: "handle",
-        });
+        throw new RepairableError(
+          unknownFile(handle, "Upload the file again (file_upload_url) and start the task with the new handle."),
+        );
       }
       if (file.state !== "ready") {
-        throw new RepairableError({
-          code: "file_not_ready",
-          message: `${handle} is still uploading (${file.offset} of ${file.size} bytes).`,
-          retryable: true,
-          recoveryHint: "Finish the upload, then start the task again.",
-          param: "handle",
-          partial: { cursor: file.offset },
-        });
+        throw new RepairableError(fileNotReady(file, "Finish the upload, then start the task again."));
       }
       const ref: FileRef = {
         handle,
