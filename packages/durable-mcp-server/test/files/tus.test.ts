@@ -64,6 +64,10 @@ describe("tus 1.0.0 upload", () => {
     expect(whole.headers.get("Content-Type")).toBe("application/x-test");
     expect(whole.headers.get("Content-Length")).toBe(String(bytes.byteLength));
     expect(whole.headers.get("ETag")).toBe(`"${sha256}"`);
+    // Served as a download that can never run as a page of this origin, whatever type the uploader declared.
+    expect(whole.headers.get("Content-Disposition")).toBe("attachment; filename*=UTF-8''data.bin");
+    expect(whole.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    expect(whole.headers.get("Content-Security-Policy")).toBe("default-src 'none'; sandbox");
     expect(await sha256Hex(await bytesOf(whole))).toBe(sha256);
 
     const ranged = await SELF.fetch(file, { headers: { ...auth, Range: `bytes=${5 * MIB - 10}-${5 * MIB + 9}` } });
