@@ -27,12 +27,16 @@ export interface FileRunnerRpc {
   /** Creates the upload. The same handle again returns the existing record if the spec matches, else null. */
   create(file: NewFile): Promise<FileRecord | null>;
   status(access: FileAccess): Promise<FileRecord | null>;
-  /** Appends `body` at `offset`; `checksum` is the sha256 the chunk must have. Null when the file is unknown. */
+  /**
+   * Appends `body` at `offset`; `checksum` is the sha256 the chunk must have, `length` its size when known (a chunk
+   * that cannot fit is then refused whole, unread). Null when the file is unknown.
+   */
   write(
     access: FileAccess,
     offset: number,
     body: ReadableStream<Uint8Array>,
     checksum: Uint8Array | null,
+    length?: number | null,
   ): Promise<WriteOutcome | null>;
   /** Ends the upload or deletes the file; its bytes and parts go with it. */
   terminate(access: FileAccess): Promise<boolean>;
@@ -119,6 +123,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       offset: number,
       body: ReadableStream<Uint8Array>,
       checksum: Uint8Array | null,
+      length: number | null = null,
     ): Promise<WriteOutcome | null> {
       return this.serialized(async () => {
         const file = this.owned(access);
@@ -128,7 +133,12 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
         }
         if (file.state === "ready") {
           await body.cancel().catch(() => {});
-          return { kind: offset === file.size ? "too_long" : "offset_mismatch", file };
+          if (offset !== file.size) return { kind: "offset_mismatch", file };
+          return { kind: length === 0 ? "written" : "too_long", file };
+        }
+        if (length !== null && offset === file.offset && offset + length > file.size) {
+          await body.cancel().catch(() => {});
+          return { kind: "too_long", file };
         }
         if (!this.digest && file.offset === 0) this.digest = new RunningDigest();
         const outcome = await receiveChunk(this.target(), offset, body, checksum, this.digest);

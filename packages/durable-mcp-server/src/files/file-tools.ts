@@ -2,6 +2,7 @@ import type { McpServer as SdkMcpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
 import { FileTooLargeError, toFileView, type FileService, type FileView } from "./file-service.js";
+import { isFileHandleShape } from "../ids.js";
 import { fileNotReady, unknownFile } from "./file-envelopes.js";
 import type { FileRecord } from "./file-store.js";
 import type { WriteOutcome } from "./upload.js";
@@ -172,15 +173,11 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
         if (bytes.byteLength > TOOL_CHUNK_BYTES) {
           return fail(invalid("data", `a chunk may be at most ${TOOL_CHUNK_BYTES} bytes; split it`));
         }
-        const file = await caller.files.status({ handle, principal: caller.principal });
-        if (!file) return fail(unknownFile(handle));
-        // A chunk that does not fit is refused whole (over HTTP, Content-Length does the same).
-        if (offset === file.offset && offset + bytes.byteLength > file.size) {
-          return writeResult({ kind: "too_long", file }, offset);
-        }
+        if (!isFileHandleShape(handle)) return fail(unknownFile(handle));
+        // With its length known, a chunk that does not fit is refused whole.
         const outcome = await caller.files
           .runner(handle)
-          .write({ handle, principal: caller.principal }, offset, new Response(bytes).body!, null);
+          .write({ handle, principal: caller.principal }, offset, new Response(bytes).body!, null, bytes.byteLength);
         if (!outcome) return fail(unknownFile(handle));
         return writeResult(outcome, offset);
       }) as never,

@@ -1,3 +1,4 @@
+import { isFileHandleShape } from "../ids.js";
 import type { FileAccess } from "./file-runner.js";
 import { FileTooLargeError, type FileService } from "./file-service.js";
 import type { FileRecord } from "./file-store.js";
@@ -75,14 +76,10 @@ export async function tusPatch(request: Request, service: FileService, access: F
   const checksum = parseChecksum(request.headers.get("Upload-Checksum"));
   if (checksum === "unsupported") return tusResponse(400, {}, "Upload-Checksum must use sha256");
   if (checksum === "malformed") return tusResponse(400, {}, "Upload-Checksum is malformed");
-  const file = await service.status(access);
-  if (!file) return notFound();
-  const declared = parseNonNegative(request.headers.get("Content-Length"));
-  if (declared !== null && offset === file.offset && offset + declared > file.size) {
-    return tusResponse(413, uploadHeaders(file), "the chunk runs past Upload-Length");
-  }
+  if (!isFileHandleShape(access.handle)) return notFound();
+  const length = parseNonNegative(request.headers.get("Content-Length"));
   const body = request.body ?? new Response(new Uint8Array(0)).body!;
-  const outcome = await service.runner(access.handle).write(access, offset, body, checksum);
+  const outcome = await service.runner(access.handle).write(access, offset, body, checksum, length);
   if (!outcome) return notFound();
   const headers = uploadHeaders(outcome.file);
   switch (outcome.kind) {
