@@ -80,7 +80,7 @@ describe("dataset_report", () => {
     const unknown = await until(ghost.taskId, (task) => FINAL.has(task.status));
     expect((unknown.result as unknown as ToolResult).structuredContent.error).toMatchObject({
       code: "unknown_file",
-      param: "handle",
+      param: "file",
     });
   });
 });

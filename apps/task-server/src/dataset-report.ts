@@ -35,7 +35,7 @@ export function registerDatasetReport(server: McpServer): void {
       fallback: "handle",
     },
     async ({ file, title, flakyAttempts, pauseSeconds }, step) => {
-      const csv = await step.files.open(file);
+      const csv = await step.files.open(file, { param: "file" });
       if (csv.size > MAX_CSV_BYTES) {
         throw new RepairableError({
           code: "file_too_large",

@@ -36,9 +36,10 @@ export interface ArtifactSpec {
 export interface TaskFiles {
   /**
    * Opens a file the task's caller uploaded. Throws a RepairableError (`unknown_file`, `file_not_ready`) the task
-   * ends with unless the handler catches it.
+   * ends with unless the handler catches it; `param` names the task argument that held the handle (default
+   * "handle"), so the envelope points the caller at it.
    */
-  open(handle: string): Promise<InputFile>;
+  open(handle: string, options?: { param?: string }): Promise<InputFile>;
   /**
    * Writes an artifact as the step `step`: its bytes go to R2 and it gets a handle the caller can download. Once
    * the step finished, replays return the same FileRef without writing again; a step that runs again after a
@@ -58,16 +59,16 @@ type DoStep = (name: string, fn: () => Promise<FileRef>) => Promise<FileRef>;
 
 export function createTaskFiles(host: TaskFilesHost, doStep: DoStep): TaskFiles {
   return {
-    async open(handle) {
+    async open(handle, options = {}) {
+      const param = options.param ?? "handle";
       const service = host.service();
       const file = await service.status({ handle, principal: host.principal });
       if (!file) {
-        throw new RepairableError(
-          unknownFile(handle, "Upload the file again (file_upload_url) and start the task with the new handle."),
-        );
+        const hint = "Upload the file again (file_upload_url) and start the task with the new handle.";
+        throw new RepairableError({ ...unknownFile(handle, hint), param });
       }
       if (file.state !== "ready") {
-        throw new RepairableError(fileNotReady(file, "Finish the upload, then start the task again."));
+        throw new RepairableError({ ...fileNotReady(file, "Finish the upload, then start the task again."), param });
       }
       const ref: FileRef = {
         handle,
