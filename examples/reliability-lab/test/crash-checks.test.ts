@@ -76,6 +76,24 @@ describe("crash checks", () => {
     });
   });
 
+  it("accept a flaky step whose failing attempt was killed before its effect (seed 3870235492 in CI)", () => {
+    const hits = record(["work 0", 1, 1], ["work 1", 1, 1], ["flaky", 2, 2], ["work 2", 1, 2], ["work 3", 1, 2]);
+    expect(judge(job(), completed(ONCE), hits)).toEqual({ problems: [], crashRepeats: 0, cutBeforeEffect: 1 });
+    // Without the kill that accounts for the missing attempt, it is still a problem.
+    expect(
+      fails(record(["work 0", 1, 1], ["work 1", 1, 1], ["flaky", 2, 1], ["work 2", 1, 1], ["work 3", 1, 1])),
+    ).toEqual([expect.stringContaining('"flaky" first ran as attempt 2 in instance 1: too few kills before it')]);
+  });
+
+  it("reject a flaky step that never got past its failing attempts", () => {
+    expect(
+      fails(record(["work 0", 1, 1], ["work 1", 1, 1], ["flaky", 1, 1], ["work 2", 1, 1], ["work 3", 1, 1])),
+    ).toEqual([
+      expect.stringContaining('"flaky" ran 1 times, last as attempt 1'),
+      expect.stringContaining('"flaky" kept the result of attempt 2, but its last run was 1'),
+    ]);
+  });
+
   it("reject a repeat within one instance", () => {
     expect(
       fails(

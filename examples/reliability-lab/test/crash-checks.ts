@@ -100,7 +100,12 @@ export function judge(job: CheckedJob, view: Task, hits: Hit[]): Verdict {
     }
     const mustRun = !(job.role === "cancel" && afterQuestion.has(name));
     if (!mustRun && runs.length > 0) say(`"${name}" ran ${runs.length} times after the task was cancelled`);
-    if (mustRun && runs.length < (name === "flaky" ? failFirst + 1 : 1)) say(`"${name}" ran ${runs.length} times`);
+    // It must have run, and for the flaky step up to an attempt that does not fail by design (earlier attempts may
+    // be missing from the record: cut by a kill before their effect, which the first-run check above accounts for).
+    const last = runs.at(-1);
+    if (mustRun && (!last || (name === "flaky" && last.attempt <= failFirst))) {
+      say(`"${name}" ran ${runs.length} times, last as attempt ${last?.attempt ?? "-"}`);
+    }
     if (outcome && outcome.attempts[name] !== runs.at(-1)?.attempt) {
       say(
         `"${name}" kept the result of attempt ${outcome.attempts[name]}, but its last run was ${runs.at(-1)?.attempt}`,
