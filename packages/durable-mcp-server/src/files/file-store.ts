@@ -133,10 +133,6 @@ export class FileStore {
     this.sql.exec("UPDATE file SET offset = ?", offset);
   }
 
-  setOffset(offset: number): void {
-    this.sql.exec("UPDATE file SET offset = ?", offset);
-  }
-
   pendingBytes(): Uint8Array[] {
     return this.sql
       .exec<{ bytes: ArrayBuffer }>("SELECT bytes FROM pending ORDER BY seq")

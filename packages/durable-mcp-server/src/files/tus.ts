@@ -103,7 +103,8 @@ export async function tusPatch(request: Request, service: FileService, access: F
 
 /** DELETE: termination. */
 export async function tusDelete(service: FileService, access: FileAccess): Promise<Response> {
-  const removed = (await service.status(access)) ? await service.runner(access.handle).terminate(access) : false;
+  // terminate() answers false for unknown, foreign and expired handles alike: one call decides.
+  const removed = isFileHandleShape(access.handle) && (await service.runner(access.handle).terminate(access));
   return removed ? tusResponse(204, {}) : notFound();
 }
 

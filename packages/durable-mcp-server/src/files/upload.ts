@@ -140,25 +140,25 @@ export async function receiveChunk(
     if (!equalBytes(sent, checksum)) return { kind: "checksum_mismatch", file: store.read()! };
     // The chunk is whole and matches: keep its parts and its tail in one transaction.
     const partsEnd = position - carry.length;
-    const rows = carry.drain(PENDING_ROW_BYTES);
-    storage.transactionSync(() => {
+    keep(target, carry, partsEnd, () => {
       for (const part of newParts) store.commitPart(part, partsEnd);
-      let at = partsEnd;
-      for (const row of rows) store.appendPending(row, (at += row.byteLength));
-      store.setOffset(position);
     });
     return { kind: "written", file: store.read()! };
   }
-  keepPending(target, carry, kept);
+  keep(target, carry, kept);
   const now = store.read()!;
   return ending === "done" ? { kind: "written", file: now } : { kind: ending, file: now };
 }
 
-/** Moves what `carry` holds into SQLite rows and the offset past it, in one transaction. */
-function keepPending(target: UploadTarget, carry: ByteQueue, kept: number): void {
+/**
+ * In one transaction: `before` (parts to record), then what `carry` holds as SQLite rows after offset `from`,
+ * moving the offset past them.
+ */
+function keep(target: UploadTarget, carry: ByteQueue, from: number, before?: () => void): void {
   const rows = carry.drain(PENDING_ROW_BYTES);
   target.storage.transactionSync(() => {
-    let at = kept;
+    before?.();
+    let at = from;
     for (const row of rows) target.store.appendPending(row, (at += row.byteLength));
   });
 }
