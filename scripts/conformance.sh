@@ -68,4 +68,6 @@ for scenario in $scenarios; do
   fi
 done
 echo "conformance scenarios: $passed passed, $failed failed"
+mkdir -p "$root/results/tests"
+echo "{\"passed\": $passed, \"failed\": $failed}" >"$root/results/tests/conformance-server.json"
 [ "$failed" -eq 0 ]

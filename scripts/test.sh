@@ -12,5 +12,10 @@ fi
 pnpm install --frozen-lockfile
 # pnpm puts node_modules/.bin (with Node 22) first on PATH for everything it runs.
 pnpm exec node --version
+# Every suite writes its counts into results/tests/; the last line of the run is their total.
+rm -rf results/tests
 # The test command always runs every target: a cached result would not show that this machine can run it.
-pnpm exec nx run-many -t build typecheck lint test --skip-nx-cache --outputStyle=stream
+status=0
+pnpm exec nx run-many -t build typecheck lint test --skip-nx-cache --outputStyle=stream || status=$?
+if ! pnpm exec node scripts/test-summary.mjs && [ "$status" -eq 0 ]; then status=1; fi
+exit "$status"

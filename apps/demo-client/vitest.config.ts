@@ -11,5 +11,8 @@ export default defineConfig({
     // The first run on a fresh machine installs chromium (apt-get) before wrangler starts.
     hookTimeout: 600_000,
     teardownTimeout: 30_000,
+    // Console output only of failing tests; counts for the run's total (scripts/test-summary.mjs).
+    silent: "passed-only",
+    reporters: ["default", ["json", { outputFile: "../../results/tests/demo-client.json" }]],
   },
 });

@@ -10,5 +10,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 150_000,
     teardownTimeout: 30_000,
+    // Console output only of failing tests; counts for the run's total (scripts/test-summary.mjs).
+    silent: "passed-only",
+    reporters: ["default", ["json", { outputFile: "../../results/tests/task-server.json" }]],
   },
 });

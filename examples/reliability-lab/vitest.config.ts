@@ -10,5 +10,8 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000,
+    // Not silent: the suites print their seeds and measured figures (MB/s, timings) on green runs too. Counts for the
+    // run's total (scripts/test-summary.mjs).
+    reporters: ["default", ["json", { outputFile: "../../results/tests/reliability-lab.json" }]],
   },
 });

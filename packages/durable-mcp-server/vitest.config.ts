@@ -3,5 +3,11 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   plugins: [cloudflareTest({ wrangler: { configPath: "./test/wrangler.jsonc" } })],
-  test: { include: ["test/**/*.test.ts"], testTimeout: 30_000 },
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    // Console output only of failing tests; counts for the run's total (scripts/test-summary.mjs).
+    silent: "passed-only",
+    reporters: ["default", ["json", { outputFile: "../../results/tests/durable-mcp-server.json" }]],
+  },
 });

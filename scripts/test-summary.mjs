@@ -1,0 +1,52 @@
+// Prints the one total of `npm test`: every suite's test cases and the conformance scenarios, from the reports the
+// suites write into results/tests/ (vitest's JSON reporter, or `{ passed, failed }` from the scripted suites). A
+// suite expected here that wrote no report counts as failed: a runner that crashed before reporting must not vanish
+// from the total. Plain Node on purpose: it runs after nx, whatever nx's exit code was.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+const dir = join(import.meta.dirname, "../results/tests");
+const expected = [
+  "durable-mcp-server",
+  "report-task",
+  "task-server",
+  "demo-client",
+  "reliability-lab",
+  "conformance-server",
+  "bench-server",
+];
+
+function countsOf(report) {
+  if (typeof report.numTotalTests === "number") {
+    return {
+      passed: report.numPassedTests,
+      failed: report.numFailedTests + (report.success === false && report.numFailedTests === 0 ? 1 : 0),
+      skipped: report.numPendingTests + report.numTodoTests,
+    };
+  }
+  return { passed: report.passed ?? 0, failed: report.failed ?? 0, skipped: 0 };
+}
+
+const found = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".json")) : [];
+const suites = new Map(found.map((name) => [name.replace(/\.json$/, ""), join(dir, name)]));
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const lines = [];
+for (const name of [...new Set([...expected, ...suites.keys()])]) {
+  const file = suites.get(name);
+  if (!file) {
+    failed += 1;
+    lines.push(`  ${name}: no report (the suite did not run or crashed before reporting)`);
+    continue;
+  }
+  const counts = countsOf(JSON.parse(readFileSync(file, "utf8")));
+  passed += counts.passed;
+  failed += counts.failed;
+  skipped += counts.skipped;
+  const extra = counts.skipped ? `, ${counts.skipped} skipped` : "";
+  lines.push(`  ${name}: ${counts.passed} passed, ${counts.failed} failed${extra}`);
+}
+console.log(["", "npm test:", ...lines].join("\n"));
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+process.exitCode = failed > 0 ? 1 : 0;
