@@ -65,7 +65,7 @@ const bodyArb = fc.oneof(
   fc.integer({ min: 60, max: 3000 }).map((depth) => `${"[".repeat(depth)}${"]".repeat(depth)}`),
   fc
     .array(fc.constantFrom("ping", "tools/list", "tasks/get", "initialize"), { minLength: 1, maxLength: 3 })
-    .map((methods) => JSON.stringify(methods.map((method, id) => ({ jsonrpc: "2.0", id, method, params: {} })))),
+    .map((batch) => JSON.stringify(batch.map((method, id) => ({ jsonrpc: "2.0", id, method, params: {} })))),
 );
 const headerArb = fc.record(
   {
