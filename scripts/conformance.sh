@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts examples/conformance-server under `wrangler dev` and runs the official MCP conformance suite against it:
-# every `tasks-*` scenario and `server-stateless`. Any failed check fails this script.
+# every `tasks-*` scenario, `server-stateless` and `dns-rebinding-protection` (against the library's defaults).
+# The expected scenarios are pinned: any missing from the suite's list, or any failed check, fails this script.
 # Run through pnpm (`pnpm run conformance`) so that Node 22 from node_modules/.bin is first on PATH.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -53,8 +54,21 @@ if [ -z "${ready:-}" ]; then
   exit 1
 fi
 
-scenarios=$(npx conformance list | sed -n 's/^ *- \(tasks-[a-z0-9-]*\).*/\1/p')
-scenarios="$scenarios server-stateless"
+# The scenarios CI must run, pinned: a change in `conformance list`'s format must not quietly run fewer.
+expected="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal tasks-mrtr-input
+tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications tasks-required-task-error
+tasks-mrtr-composition server-stateless dns-rebinding-protection"
+listed=$(npx conformance list | sed -n 's/^ *- \([a-z0-9-]*\) .*/\1/p')
+missing=""
+for scenario in $expected; do
+  grep -qx -- "$scenario" <<<"$listed" || missing="$missing $scenario"
+done
+if [ -n "$missing" ]; then
+  echo "conformance: expected scenarios missing from \`conformance list\`:$missing" >&2
+  exit 1
+fi
+# Any tasks-* scenario the suite adds later runs too.
+scenarios="$expected $(grep -x -- 'tasks-[a-z0-9-]*' <<<"$listed" | grep -vxF -f <(tr ' ' '\n' <<<"$expected") || true)"
 passed=0
 failed=0
 for scenario in $scenarios; do
@@ -70,4 +84,4 @@ done
 echo "conformance scenarios: $passed passed, $failed failed"
 mkdir -p "$root/results/tests"
 echo "{\"passed\": $passed, \"failed\": $failed}" >"$root/results/tests/conformance-server.json"
-[ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ] && [ "$passed" -ge "$(wc -w <<<"$expected")" ]

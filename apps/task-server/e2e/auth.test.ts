@@ -3,7 +3,7 @@
 // another's tasks and files.
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { McpHttpClient, RpcError, WranglerDev, workspaceRoot } from "@durable-mcp/test-harness";
+import { McpHttpClient, WranglerDev, workspaceRoot } from "@durable-mcp/test-harness";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sampleCsv, sha256Hex, tusPatch, type ToolResult } from "./files.js";
 import { CLIENT_INFO } from "./mcp-http.js";
@@ -58,12 +58,29 @@ describe("bearer tokens", () => {
     await tusPatch(issued.structuredContent.uploadUrl, csv);
     const task = await alice.startTask("dataset_report", { file: handle }, as("alice-token"));
 
-    // Bob: the task and the file look exactly like ones that do not exist.
-    for (const method of ["tasks/get", "tasks/cancel"]) {
-      const refused = await alice
-        .call(method, { taskId: task.taskId, _meta: alice.envelope() }, as("bob-token"))
-        .catch((error: unknown) => error);
-      expect(refused).toBeInstanceOf(RpcError);
+    // Bob: the task and the file look exactly like ones that do not exist. The answer for Alice's task and the
+    // one for a random unknown id, under the same request id, must be the same bytes (status and type too).
+    const unknownId = randomBytes(24).toString("base64url");
+    for (const [method, extra] of [
+      ["tasks/get", {}],
+      ["tasks/cancel", {}],
+      ["tasks/update", { inputResponses: { approve: { action: "accept", content: {} } } }],
+    ] as const) {
+      const answers = [];
+      for (const taskId of [task.taskId, unknownId]) {
+        const { response } = await alice.post(
+          method,
+          { taskId, ...extra, _meta: alice.envelope() },
+          { ...as("bob-token"), id: `${method}-probe` },
+        );
+        answers.push({
+          status: response.status,
+          type: response.headers.get("content-type"),
+          body: await response.text(),
+        });
+      }
+      expect(answers[0], method).toEqual(answers[1]);
+      expect(JSON.parse(answers[0]!.body).error, method).toBeDefined();
     }
     const status = (await alice.call(
       "tools/call",

@@ -142,6 +142,8 @@ function authenticate(request: Request): Caller | Response {
 }
 
 const mcp = durableMcp<Env>(createServer, { authenticate, files: { maxSize: LAB_MAX_FILE_BYTES } });
+/** The library's defaults (no `authenticate`): what the hostile-HTTP suite checks DNS-rebinding protection on. */
+const open = durableMcp<Env>(createServer, { path: "/open/mcp" });
 export const TaskRunner = mcp.TaskRunner;
 export const FileRunner = mcp.FileRunner;
 
@@ -179,7 +181,9 @@ async function rawPut(request: Request, env: Env): Promise<Response> {
 
 export default {
   fetch(request: Request, env: Env): Promise<Response> {
-    if (new URL(request.url).pathname === "/bench/raw-put") return rawPut(request, env);
+    const pathname = new URL(request.url).pathname;
+    if (pathname === "/bench/raw-put") return rawPut(request, env);
+    if (pathname === "/open/mcp") return open.fetch(request, env);
     return mcp.fetch(request, env);
   },
 } satisfies ExportedHandler<Env>;

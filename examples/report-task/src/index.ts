@@ -41,6 +41,9 @@ const createServer = (_env: Env) => {
   return server;
 };
 
+// Without `authenticate`, only loopback Hosts are served (DNS-rebinding protection): fine under `wrangler dev`.
+// A deployed Worker without `authenticate` must set `allowedHosts` to the hostnames it is reached at, e.g.
+// durableMcp(createServer, { allowedHosts: ["report-task.example.workers.dev"] }), or every request gets a 403.
 const mcp = durableMcp(createServer);
 
 export const TaskRunner = mcp.TaskRunner;

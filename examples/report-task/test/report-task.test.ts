@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 
 // A Tasks-aware client's requests: the 2026-07-28 envelope with the Tasks extension declared.
 async function mcp(method: string, params: Record<string, unknown>, name?: string) {
-  const response = await SELF.fetch("http://report.test/mcp", {
+  // A loopback URL: without `authenticate` the defaults serve loopback Hosts only.
+  const response = await SELF.fetch("http://localhost/mcp", {
     method: "POST",
     headers: {
       "content-type": "application/json",
@@ -83,5 +84,16 @@ describe("build_report", () => {
     const reply = await mcp("tools/call", { name: "build_report", arguments: { region: "" } }, "build_report");
     expect(reply.result).toMatchObject({ isError: true });
     expect(reply.result).not.toHaveProperty("taskId");
+  });
+});
+
+describe("the starter's defaults", () => {
+  it("refuse a Host that is not loopback, until the Worker lists it in allowedHosts", async () => {
+    const response = await SELF.fetch("https://report-task.example.workers.dev/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(response.status).toBe(403);
   });
 });

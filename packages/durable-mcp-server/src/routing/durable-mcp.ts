@@ -1,5 +1,6 @@
 import {
   createMcpHandler,
+  isJsonContentType,
   type AuthInfo,
   type CreateMcpHandlerOptions,
   type Implementation,
@@ -14,6 +15,8 @@ import { JsonRpcError } from "../errors/errors.js";
 import type { TaskEventLevel } from "../task-events.js";
 import { defineTaskRunner } from "../runner/task-runner.js";
 import type { McpServer } from "../server/mcp-server.js";
+import { MAX_BODY_BYTES, MAX_JSON_DEPTH, readJsonBody, type JsonBody } from "../wire/json-body.js";
+import { batchRefusal, hostPolicy, hostRefusal } from "./request-guards.js";
 import { jsonRpcErrorResponse } from "./responses.js";
 import { RunnerClient } from "./runner-client.js";
 import { isTaskMethodRequest, serveTaskMethod } from "./task-fast-path.js";
@@ -38,7 +41,20 @@ export interface DurableMcpOptions<Env> {
   path?: string;
   /** Without it every caller is the principal "anonymous": use only for servers that need no auth. */
   authenticate?: Authenticate<Env>;
-  /** Passed to the SDK's `createMcpHandler`. */
+  /**
+   * Hostnames (no port) this server may be reached at, besides loopback (localhost, 127.0.0.1, [::1]): a request
+   * with any other Host header is refused 403 (DNS-rebinding protection). Without `authenticate` only loopback
+   * is allowed by default, so a deployed Worker without `authenticate` must list its hostnames here. With
+   * `authenticate`, Hosts are checked only when this is given.
+   */
+  allowedHosts?: string[];
+  /**
+   * Hostnames (no scheme, no port) of browser origins allowed to call, besides loopback and `allowedHosts`: a
+   * request whose Origin header names any other is refused 403. A request without Origin always passes. Without
+   * `authenticate` this is checked by default; with it, only when this or `allowedHosts` is given.
+   */
+  allowedOrigins?: string[];
+  /** Passed to the SDK's `createMcpHandler`; its `maxRequestBodySize` bounds every path's JSON body. */
   handler?: CreateMcpHandlerOptions;
   /** A TaskRunner run hands off to a fresh alarm after this long (default 10 minutes). */
   alarmBudgetMs?: number;
@@ -116,6 +132,13 @@ export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: 
     });
   }, options.handler);
 
+  const hosts = hostPolicy({
+    authenticated: options.authenticate !== undefined,
+    allowedHosts: options.allowedHosts,
+    allowedOrigins: options.allowedOrigins,
+  });
+  const maxBodyBytes = options.handler?.maxRequestBodySize ?? MAX_BODY_BYTES;
+
   // The fast path answers with the server's name and version, as the SDK does; build the server once to learn them.
   let serverInfo: Implementation | undefined;
   const serverInfoOf = (env: Env) => (serverInfo ??= createServer(env).serverInfo);
@@ -133,27 +156,45 @@ export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: 
   /** Serves one MCP request at whatever path it arrived on. */
   async function serve(request: Request, env: Env): Promise<Response> {
     try {
+      const forbidden = hostRefusal(request, hosts);
+      if (forbidden) return jsonRpcErrorResponse(null, forbidden);
       const caller = options.authenticate ? await options.authenticate(request, env) : { principal: "anonymous" };
       if (caller instanceof Response) return caller;
       if (typeof caller?.principal !== "string" || caller.principal.length === 0) {
         throw new Error("authenticate() must return a Caller with a non-empty principal, or a Response");
       }
       const runners = runnersFor(env);
-      if (options.taskFastPath !== false && isTaskMethodRequest(request)) {
-        const answered = await serveTaskMethod(request.clone(), { principal: caller.principal, runners }, () =>
-          serverInfoOf(env),
-        );
-        if (answered) return answered;
+      // Every JSON body is read here, once, under one size and depth bound, and handed on parsed. A POST that
+      // is not JSON is left unread for the SDK to refuse (415).
+      let parsedBody: unknown;
+      let forward = request;
+      if (request.method === "POST" && isJsonContentType(request.headers.get("content-type"))) {
+        const read = await readJsonBody(request, { maxBytes: maxBodyBytes });
+        const refused = bodyRefusal(read);
+        if (refused) return refused;
+        if (read.kind === "json") parsedBody = read.value;
+        // Empty or malformed: the SDK answers with its own -32700 from the same text, now re-readable.
+        else if (read.kind === "not-json") forward = new Request(request, { method: "POST", body: read.text });
       }
-      if (request.method === "POST" && wantsTaskListen(request)) {
-        const listen = await serveTaskListen(request.clone(), { principal: caller.principal, runners });
-        if (listen) return listen;
+      if (parsedBody !== undefined) {
+        const batch = batchRefusal(request, parsedBody);
+        if (batch) return jsonRpcErrorResponse(null, batch);
+        if (options.taskFastPath !== false && isTaskMethodRequest(request)) {
+          const answered = await serveTaskMethod(request, parsedBody, { principal: caller.principal, runners }, () =>
+            serverInfoOf(env),
+          );
+          if (answered) return answered;
+        }
+        if (wantsTaskListen(request)) {
+          const listen = await serveTaskListen(request, parsedBody, { principal: caller.principal, runners });
+          if (listen) return listen;
+        }
       }
       const authInfo: AuthInfo = { ...(caller.authInfo ?? { token: "", clientId: caller.principal, scopes: [] }) };
       let service: FileService | undefined;
       const fileService = files ? () => (service ??= FileService.fromEnv(files, env, request.url)) : undefined;
       bindings.set(authInfo, { env, principal: caller.principal, runners, files: fileService });
-      return await handler.fetch(request, { authInfo });
+      return await handler.fetch(forward, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
     } catch (error) {
       console.error("durableMcp: request failed", {
         url: request.url,
@@ -166,6 +207,8 @@ export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: 
   /** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
   async function serveFiles(request: Request, env: Env): Promise<Response> {
     if (!files) return new Response("Not found", { status: 404 });
+    const forbidden = hostRefusal(request, hosts);
+    if (forbidden) return new Response(`${forbidden.message}\n`, { status: 403, headers: corsHeaders() });
     try {
       const service = FileService.fromEnv(files, env, request.url);
       return await routeFileRequest(request, service, async (req) => {
@@ -211,6 +254,39 @@ function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSetting
     publicUrl: given.publicUrl?.replace(/\/+$/, ""),
     tools: given.tools ?? true,
   };
+}
+
+/** The answer to a body the bound refuses, or null when it may go on. */
+function bodyRefusal(read: JsonBody): Response | null {
+  switch (read.kind) {
+    case "too-large":
+      return jsonRpcErrorResponse(
+        null,
+        new JsonRpcError(
+          ErrorCodes.InvalidRequest,
+          `Payload Too Large: Request body must not exceed ${read.maxBytes} bytes`,
+          undefined,
+          413,
+        ),
+      );
+    case "too-deep":
+      return jsonRpcErrorResponse(
+        read.id,
+        new JsonRpcError(
+          ErrorCodes.InvalidParams,
+          `Invalid params: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
+          undefined,
+          400,
+        ),
+      );
+    case "unreadable":
+      return jsonRpcErrorResponse(
+        null,
+        new JsonRpcError(ErrorCodes.ParseError, "Parse error: the request body could not be read", undefined, 400),
+      );
+    default:
+      return null;
+  }
 }
 
 function withCors(response: Response): Response {

@@ -10,7 +10,7 @@ import { CLIENT_CAPABILITIES_META, declaresTasks, PROTOCOL_VERSION, TaskMethods 
 const FAST_METHODS: ReadonlySet<string> = new Set([TaskMethods.get, TaskMethods.update, TaskMethods.cancel]);
 const PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion";
 
-/** Cheap pre-check on headers only: the body is read just for `tasks/*`. */
+/** Cheap pre-check on headers only: the parsed body is looked at just for `tasks/*`. */
 export function isTaskMethodRequest(request: Request): boolean {
   return request.method === "POST" && FAST_METHODS.has(request.headers.get("mcp-method") ?? "");
 }
@@ -30,15 +30,10 @@ interface TaskMethodRequest {
  */
 export async function serveTaskMethod(
   request: Request,
+  body: unknown,
   caller: TaskCaller,
   serverInfo: () => Implementation,
 ): Promise<Response | null> {
-  let body: unknown;
-  try {
-    body = await request.json();
-  } catch {
-    return null;
-  }
   if (!isWellFormed(request, body)) return null;
   const { id, method, params } = body;
   try {

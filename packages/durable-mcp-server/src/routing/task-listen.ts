@@ -5,11 +5,16 @@ import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY } from "../wire/protocol.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
+import { mapBounded } from "./bounded.js";
 import { jsonRpcErrorResponse } from "./responses.js";
 import type { RunnerClient } from "./runner-client.js";
 
 const LISTEN = "subscriptions/listen";
 const KEEPALIVE_MS = 15_000;
+/** Most task ids one listen may name: each is a Durable Object call, and each owned one holds a stream. */
+export const MAX_LISTEN_TASK_IDS = 100;
+/** TaskRunner calls a listen has in flight at once, so that one request cannot monopolise the isolate. */
+export const LISTEN_CONCURRENCY = 8;
 
 interface ListenContext {
   principal: string;
@@ -32,13 +37,11 @@ export function wantsTaskListen(request: Request): boolean {
  * out, exactly as unknown ones), then sends `notifications/tasks` with the full task on every change, and ends
  * with the listen's result once every acknowledged task is final.
  */
-export async function serveTaskListen(request: Request, context: ListenContext): Promise<Response | null> {
-  let body: unknown;
-  try {
-    body = await request.json();
-  } catch {
-    return null; // the SDK answers malformed JSON with its own -32700
-  }
+export async function serveTaskListen(
+  request: Request,
+  body: unknown,
+  context: ListenContext,
+): Promise<Response | null> {
   const listen = body as ListenRequest;
   const requested = listen?.params?.notifications?.taskIds;
   if (!Array.isArray(requested)) return null;
@@ -72,16 +75,36 @@ export async function serveTaskListen(request: Request, context: ListenContext):
     );
   }
 
+  if (requested.length > MAX_LISTEN_TASK_IDS) {
+    return jsonRpcErrorResponse(
+      listen.id,
+      new JsonRpcError(
+        ErrorCodes.InvalidParams,
+        `Invalid params: a listen names at most ${MAX_LISTEN_TASK_IDS} task ids (got ${requested.length})`,
+        undefined,
+        400,
+      ),
+    );
+  }
+
   const ids = [...new Set(requested.filter(isTaskIdShape))];
-  const watched = await Promise.all(
-    ids.map(async (taskId) => {
-      const access: TaskAccess = { taskId, principal: context.principal };
+  // An id that is not this caller's task answers null at once from an object that stays empty (no storage, no
+  // stream), so it costs one call and is gone; owned ones open a stream each.
+  const opened = await mapBounded(ids, LISTEN_CONCURRENCY, async (taskId) => {
+    const access: TaskAccess = { taskId, principal: context.principal };
+    try {
       return { taskId, stream: await context.runners.watch(access) };
-    }),
-  );
-  const accepted = watched.filter(
-    (w): w is { taskId: string; stream: ReadableStream<Uint8Array> } => w.stream !== null,
-  );
+    } catch (error) {
+      return { taskId, stream: null, error };
+    }
+  });
+  const failure = opened.find((w) => "error" in w);
+  if (failure) {
+    // Release the streams already open before the request fails, so no TaskRunner keeps a dead listener.
+    await Promise.allSettled(opened.map((w) => w.stream?.cancel()));
+    throw failure.error;
+  }
+  const accepted = opened.filter((w): w is { taskId: string; stream: ReadableStream<Uint8Array> } => w.stream !== null);
   return new Response(sseStream(listen.id, accepted), {
     headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
   });

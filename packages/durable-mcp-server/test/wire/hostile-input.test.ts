@@ -61,11 +61,16 @@ const bodyArb = fc.oneof(
   fc.jsonValue().map((v) => JSON.stringify(v)),
   fc.string(),
   fc.constantFrom("", "{", "[]", "[{}]", '{"jsonrpc":"2.0"}', "\uFFFD\uD800"),
+  // Nesting around the 64-level bound, and JSON-RPC batches (refused on every revision but 2025-03-26).
+  fc.integer({ min: 60, max: 3000 }).map((depth) => `${"[".repeat(depth)}${"]".repeat(depth)}`),
+  fc
+    .array(fc.constantFrom("ping", "tools/list", "tasks/get", "initialize"), { minLength: 1, maxLength: 3 })
+    .map((batch) => JSON.stringify(batch.map((method, id) => ({ jsonrpc: "2.0", id, method, params: {} })))),
 );
 const headerArb = fc.record(
   {
     "content-type": fc.constantFrom("application/json", "text/plain", "application/json; charset=utf-8", ""),
-    "mcp-protocol-version": fc.constantFrom("2026-07-28", "2025-06-18", "v999", ""),
+    "mcp-protocol-version": fc.constantFrom("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "v999", ""),
     "mcp-method": fc.oneof(fc.constantFrom(...methods), fc.string({ maxLength: 20 })),
     "mcp-name": hostileIds.filter((s) => /^[\x20-\x7e]*$/.test(s) && s.length < 200),
     accept: fc.constantFrom("application/json, text/event-stream", "application/json", "*/*"),

@@ -1,0 +1,75 @@
+import { DEFAULT_MAX_REQUEST_BODY_SIZE, readRequestBody } from "@modelcontextprotocol/server";
+
+/** Deepest JSON nesting accepted in a request body (the root object or array is level 1). */
+export const MAX_JSON_DEPTH = 64;
+/** Largest JSON request body, in bytes: the SDK's own default bound, applied on every path. */
+export const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
+
+export type JsonBody =
+  | { kind: "json"; value: unknown }
+  /** Empty or not JSON: the SDK answers it with its own error, from this text. */
+  | { kind: "not-json"; text: string }
+  | { kind: "too-large"; maxBytes: number }
+  /** Nested past the limit; `id` is the request's, when it could be read. */
+  | { kind: "too-deep"; id: string | number | null }
+  | { kind: "unreadable" };
+
+/**
+ * Reads a POST body once, for every MCP path: at most `maxBytes` (a Content-Length over it is refused before
+ * reading; a body without one is counted as it streams), then at most `maxDepth` levels of nesting, checked on
+ * the text before parsing so that nothing deeper is ever built or handed on (a structure thousands of levels
+ * deep overflows the stack of whatever serialises it next, such as a Durable Object call).
+ */
+export async function readJsonBody(
+  request: Request,
+  limits: { maxBytes?: number; maxDepth?: number } = {},
+): Promise<JsonBody> {
+  const maxBytes = limits.maxBytes ?? MAX_BODY_BYTES;
+  const maxDepth = limits.maxDepth ?? MAX_JSON_DEPTH;
+  let text: string;
+  try {
+    const read = await readRequestBody(request, maxBytes);
+    if (read.tooLarge) {
+      // Stop the rest of the upload instead of leaving it to be drained.
+      await request.body?.cancel().catch(() => undefined);
+      return { kind: "too-large", maxBytes };
+    }
+    text = read.text;
+  } catch {
+    return { kind: "unreadable" };
+  }
+  if (exceedsDepth(text, maxDepth)) return { kind: "too-deep", id: requestIdOf(text) };
+  try {
+    return text.length === 0 ? { kind: "not-json", text } : { kind: "json", value: JSON.parse(text) };
+  } catch {
+    return { kind: "not-json", text };
+  }
+}
+
+/** True when brackets outside strings nest deeper than `limit`. Linear, and builds nothing. */
+export function exceedsDepth(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character, a quote included
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+/** The id of a too-deep request, so that its error can be matched to it; null when there is none to read. */
+function requestIdOf(text: string): string | number | null {
+  try {
+    // JSON.parse itself is iterative in V8: deep input costs memory, not stack. The value is dropped at once.
+    const id = (JSON.parse(text) as { id?: unknown } | null)?.id;
+    return typeof id === "string" || typeof id === "number" ? id : null;
+  } catch {
+    return null;
+  }
+}
