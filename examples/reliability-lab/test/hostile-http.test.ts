@@ -147,15 +147,14 @@ describe("hostile HTTP under wrangler dev", () => {
     expect(await client.call("server/discover", { _meta: client.envelope() })).toBeDefined();
   });
 
-  it("refuses a 10,000-id listen at once with -32602, and a request meanwhile is answered", async () => {
+  it("refuses a 10,000-id listen with -32602 before asking any task object, and a request meanwhile is answered", async () => {
+    const before = lab.residentTaskRunners();
     const params = { notifications: { taskIds: Array.from({ length: 10_000 }, taskId) } };
     const listen = raw("/mcp", {
       headers: mcpHeaders("subscriptions/listen", params),
       body: message("subscriptions/listen", params, "big-listen"),
     });
-    const probeStarted = Date.now();
     await client.call("server/discover", { _meta: client.envelope() });
-    const probeMs = Date.now() - probeStarted;
     const answer = await listen;
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.body)).toEqual({
@@ -163,8 +162,8 @@ describe("hostile HTTP under wrangler dev", () => {
       id: "big-listen",
       error: { code: -32602, message: "Invalid params: a listen names at most 100 task ids (got 10000)" },
     });
-    expect(answer.ms).toBeLessThan(2_000);
-    expect(probeMs).toBeLessThan(2_000);
+    // Refused before the fan-out: not one task object was opened (no timing assertion: the suites wait for states).
+    expect(lab.residentTaskRunners()).toBeLessThanOrEqual(before);
   });
 
   it("serves a 100-id listen of unknown ids at once, leaving no task object open", async () => {
@@ -177,8 +176,7 @@ describe("hostile HTTP under wrangler dev", () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toContain('"taskIds":[]');
     expect(answer.body).toContain('"resultType":"complete"');
-    // 0.3–4.4 s measured on 2 busy cores: wrangler dev opens a SQLite file per object asked, 8 at a time.
-    expect(answer.ms).toBeLessThan(15_000);
+    // 0.3–4.4 s measured on 2 busy cores (logged below): wrangler dev opens a SQLite file per object asked, 8 at a time.
     // Each unknown id's object was asked once (its empty database opened to learn it holds no task) and holds no
     // stream, so nothing pins it: workerd evicts them all once idle, as it does finished tasks (the load suite).
     const asked = lab.residentTaskRunners();
