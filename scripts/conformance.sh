@@ -29,7 +29,7 @@ fi
 cd "$example"
 # Its own process group, so that stopping it also stops the workerd processes wrangler spawns.
 # Its own inspector port too: wrangler dev processes starting at once would all take the default 9229.
-WRANGLER_SEND_METRICS=false setsid npx wrangler dev --ip 127.0.0.1 --port "$port" --inspector-port "$((port + 1000))" \
+WRANGLER_BUILD_CONDITIONS=durable-mcp-source,workerd,worker,browser WRANGLER_SEND_METRICS=false setsid npx wrangler dev --ip 127.0.0.1 --port "$port" --inspector-port "$((port + 1000))" \
   --persist-to "$state" --log-level warn >"$out/wrangler.log" 2>&1 &
 wrangler_pid=$!
 stop() {

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PNPM_VERSION=12.4.2
+# wrangler bundles the workspace's library from its TypeScript source (the "durable-mcp-source" export condition).
+export WRANGLER_BUILD_CONDITIONS=durable-mcp-source,workerd,worker,browser
 if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$PNPM_VERSION" ]; then
   pnpm() { npx -y "pnpm@$PNPM_VERSION" "$@"; }
 fi

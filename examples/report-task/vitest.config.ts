@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.jsonc" } })],
+  // The workspace's library from its TypeScript source (no build first); see tsconfig.base.json.
+  ssr: { resolve: { conditions: ["durable-mcp-source"] } },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,

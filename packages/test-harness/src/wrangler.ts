@@ -26,6 +26,13 @@ import { McpHttpClient, sleep } from "./mcp.ts";
 
 export const workspaceRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 const wranglerBin = join(workspaceRoot, "node_modules/.bin/wrangler");
+// Every wrangler run of the suites: no metrics, non-interactive, and the workspace's library bundled from its
+// TypeScript source (the "durable-mcp-source" export condition, before wrangler's own defaults).
+const WRANGLER_ENV = {
+  WRANGLER_SEND_METRICS: "false",
+  CI: "true",
+  WRANGLER_BUILD_CONDITIONS: "durable-mcp-source,workerd,worker,browser",
+};
 
 // The group leader. It lifts its soft open-files limit to the hard one when asked (wrangler dev holds a socket
 // open per console.log line of the Worker for a while, and a 1024 soft limit ends a run that logs a few hundred),
@@ -341,7 +348,7 @@ export class WranglerDev {
     const child = spawn("setsid", ["sh", "-c", ...watchdog, ...args], {
       cwd: spec.prebuilt ? spec.root : spec.cwd,
       stdio: ["ignore", log, log],
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", ...spec.env },
+      env: { ...process.env, ...WRANGLER_ENV, ...spec.env },
     });
     closeSync(log);
     let exited = false;
@@ -423,7 +430,7 @@ export class WranglerDev {
       {
         cwd: spec.cwd,
         encoding: "utf8",
-        env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", ...spec.env },
+        env: { ...process.env, ...WRANGLER_ENV, ...spec.env },
       },
     );
     if (build.status !== 0) {
