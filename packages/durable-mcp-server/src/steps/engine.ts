@@ -94,6 +94,7 @@ class StepEngine {
   private progressed = false;
   private settle!: (outcome: RunOutcome) => void;
   private settled = false;
+  private readonly cancelWatch = new AbortController();
 
   constructor(private readonly host: EngineHost) {
     this.records = host.journal.load();
@@ -102,6 +103,12 @@ class StepEngine {
 
   run<I>(handler: (input: I, step: Step) => Promise<unknown>, input: I): Promise<RunOutcome> {
     const outcome = new Promise<RunOutcome>((resolve) => (this.settle = resolve));
+    // A cancel aborts every controller of the run, this one included: it ends the run at once, whatever the
+    // handler or a step body is awaiting, so the runner is free for its next alarm (TTL, purge).
+    this.cancelWatch.signal.addEventListener("abort", () => {
+      if (this.host.isCancelled()) this.finish({ kind: "cancelled" });
+    });
+    this.host.controllers.add(this.cancelWatch);
     const step = this.stepApi();
     Promise.resolve()
       .then(() => handler(input, step))
@@ -115,6 +122,7 @@ class StepEngine {
   private finish(outcome: RunOutcome): void {
     if (this.settled) return;
     this.settled = true;
+    this.host.controllers.delete(this.cancelWatch);
     this.settle(this.host.isCancelled() ? { kind: "cancelled" } : outcome);
   }
 
@@ -210,11 +218,14 @@ class StepEngine {
       const limit = this.host.spill ? MAX_SPILLED_RESULT_BYTES : MAX_STEP_RESULT_BYTES;
       const text = serializeResult(name, await this.attempt(name, fn, attempt, policy.timeoutMs), limit);
       const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(name, text) : text;
+      // Cancelled while the result was being spilled: the run is over, and a cancelled task journals nothing more.
+      if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
       this.write({ ...base, state: "done", result: stored });
       this.host.event("step_finished", { step: name, attempt, durationMs: this.host.now() - startedAt });
       return parseJson(text);
     } catch (error) {
-      if (this.settled || this.host.isCancelled()) return this.halt();
+      // Aborted by a cancel (or the run already ended): end the run as cancelled if it is not over yet.
+      if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
       const failed = describeError(error);
       const durationMs = this.host.now() - startedAt;
       if (error instanceof NonRetryableError || attempt > policy.limit) {
