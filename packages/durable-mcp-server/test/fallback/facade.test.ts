@@ -82,8 +82,17 @@ describe("fallback for clients without the Tasks extension", () => {
     // The fixture server waits at most 2 s.
     const slow = await call("slow", { ms: 60_000 });
     expect(slow.structuredContent).toMatchObject({ tool: "slow", status: "working" });
-    const cancelled = await call("durable_task_cancel", { taskId: slow.structuredContent.taskId });
-    expect(cancelled).toMatchObject({ isError: true, structuredContent: { error: { code: "task_cancelled" } } });
+    const taskId = slow.structuredContent.taskId;
+    // A cancel that took effect is a success, not a tool error.
+    const cancelled = await call("durable_task_cancel", { taskId });
+    expect(cancelled.isError).toBeUndefined();
+    expect(cancelled.structuredContent).toEqual({ taskId, tool: "slow", status: "cancelled" });
+    expect(cancelled.content[0].text).toMatch(new RegExp(`^Task ${taskId} \\(slow\\) is cancelled`));
+    // Other views of the cancelled task are unchanged: it has no result, so polling reports task_cancelled.
+    const polled = await call("durable_task_get", { taskId });
+    expect(polled).toMatchObject({ isError: true, structuredContent: { error: { code: "task_cancelled" } } });
+    const again = await call("durable_task_cancel", { taskId });
+    expect(again).toMatchObject({ isError: true, structuredContent: { error: { code: "already_final" } } });
   });
 
   it("answers unknown, malformed and foreign ids alike with unknown_task", async () => {
