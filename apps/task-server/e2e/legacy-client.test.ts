@@ -219,7 +219,10 @@ describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
       // And it stopped at the task's own result.
       expect(last?.text).toBe("Sent 3 pages to frank@example.com.");
       expect(last?.isError).toBe(false);
-      expect(last?.result.structuredContent).toEqual({ pages: 3, messageId: `${taskId}:send` });
+      expect(last?.result.structuredContent).toEqual({
+        pages: 3,
+        messageId: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      });
       expect(last?.result._meta).toEqual({ [TASK_ID_META]: taskId });
     },
   );
@@ -325,7 +328,7 @@ describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
     expect(final.isError ?? false).toBe(false);
     expect(final).toMatchObject({
       content: [{ type: "text", text: "Sent 2 pages to grace@example.com." }],
-      structuredContent: { pages: 2, messageId: `${taskId}:send` },
+      structuredContent: { pages: 2, messageId: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
       _meta: { [TASK_ID_META]: taskId },
     });
 
