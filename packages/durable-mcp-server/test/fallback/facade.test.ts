@@ -114,6 +114,28 @@ describe("fallback for clients without the Tasks extension", () => {
     ).toBe("working");
   });
 
+  it("answers facade arguments that fail the schema with the invalid_arguments envelope", async () => {
+    const wrongType = await call("durable_task_get", { taskId: 42 });
+    expect(wrongType).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: {
+          code: "invalid_arguments",
+          retryable: false,
+          param: "taskId",
+          details: { tool: "durable_task_get", issues: [{ path: "taskId", code: "invalid_type" }] },
+        },
+      },
+    });
+    const missing = await call("durable_task_respond", { taskId: "Q".repeat(32) });
+    expect(missing.structuredContent.error).toMatchObject({
+      code: "invalid_arguments",
+      param: "answers",
+      recoveryHint:
+        'Fix the argument "answers" (every problem is listed in details.issues) and call durable_task_respond again.',
+    });
+  });
+
   it("lists the facade tools, with their annotations, only to clients without the extension", async () => {
     const native = (await rpc("tools/list", {})).body.result!.tools as Array<{ name: string }>;
     expect(native.map((tool) => tool.name)).toContain("paced");
