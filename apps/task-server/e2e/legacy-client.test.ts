@@ -219,7 +219,10 @@ describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
       // And it stopped at the task's own result.
       expect(last?.text).toBe("Sent 3 pages to frank@example.com.");
       expect(last?.isError).toBe(false);
-      expect(last?.result.structuredContent).toEqual({ pages: 3, messageId: `${taskId}:send` });
+      expect(last?.result.structuredContent).toEqual({
+        pages: 3,
+        messageId: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      });
       expect(last?.result._meta).toEqual({ [TASK_ID_META]: taskId });
     },
   );
@@ -277,20 +280,23 @@ describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
     expect(handle(started)?.status).toBe("working");
     expect(textOf(started)).toContain(`To stop it, call durable_task_cancel with {"taskId":"${taskId}"}.`);
 
+    // The cancel did what was asked: an ordinary result, not a tool error.
     const cancelled = await call("durable_task_cancel", { taskId });
-    expect(cancelled.isError).toBe(true);
-    expect(errorOf(cancelled)).toEqual({
+    expect(cancelled.isError ?? false).toBe(false);
+    expect(handle(cancelled)).toEqual({ taskId, tool: "export_contacts", status: "cancelled" });
+    expect(textOf(cancelled)).toBe(
+      `Task ${taskId} (export_contacts) is cancelled; it will not continue. ` +
+        "Start export_contacts again if the work is still needed.",
+    );
+    // Polling shows the cancellation from now on: the task has no result, so that view is a task_cancelled error.
+    const polled = await call("durable_task_get", { taskId });
+    expect(polled.isError).toBe(true);
+    expect(errorOf(polled)).toEqual({
       code: "task_cancelled",
       message: `Task ${taskId} (export_contacts) was cancelled before it finished.`,
       retryable: false,
       recoveryHint: "Start export_contacts again if the work is still needed.",
     });
-    expect(textOf(cancelled)).toBe(
-      `Error task_cancelled: Task ${taskId} (export_contacts) was cancelled before it finished. ` +
-        "Start export_contacts again if the work is still needed.",
-    );
-    // Polling shows the cancellation from now on.
-    expect(errorOf(await call("durable_task_get", { taskId }))).toMatchObject({ code: "task_cancelled" });
 
     const again = await call("durable_task_cancel", { taskId });
     expect(again.isError).toBe(true);
@@ -322,7 +328,7 @@ describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
     expect(final.isError ?? false).toBe(false);
     expect(final).toMatchObject({
       content: [{ type: "text", text: "Sent 2 pages to grace@example.com." }],
-      structuredContent: { pages: 2, messageId: `${taskId}:send` },
+      structuredContent: { pages: 2, messageId: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) },
       _meta: { [TASK_ID_META]: taskId },
     });
 
@@ -383,6 +389,6 @@ describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
     // None of that reached the task: it still waits on the same question.
     const still = await call("durable_task_get", { taskId });
     expect(handle(still)).toMatchObject({ status: "input_required", statusMessage: "rendered 1/1 pages" });
-    expect(errorOf(await call("durable_task_cancel", { taskId }))).toMatchObject({ code: "task_cancelled" });
+    expect(handle(await call("durable_task_cancel", { taskId }))).toMatchObject({ status: "cancelled" });
   });
 });

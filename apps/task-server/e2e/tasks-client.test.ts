@@ -114,7 +114,7 @@ describe("2026-07-28 client with the Tasks extension (ext-tasks session)", () =>
     };
     expect(result.isError ?? false).toBe(false);
     expect(result.content).toEqual([{ type: "text", text: "Sent 3 pages to alice@example.com." }]);
-    expect(result.structuredContent).toEqual({ pages: 3, messageId: `${taskId}:send` });
+    expect(result.structuredContent).toEqual({ pages: 3, messageId: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
     expect(lastTask?.taskId).toBe(taskId);
     expect(lastTask?.status).toBe("completed");
 
@@ -230,7 +230,7 @@ describe("the task lifecycle natively: cancel, a handler failure, a new connecti
     const result = resultFromTaskOutcome(outcome) as ToolResult;
     expect(result.isError ?? false).toBe(false);
     expect(result.content).toEqual([{ type: "text", text: "Sent 3 pages to ivan@example.com." }]);
-    expect(result.structuredContent).toEqual({ pages: 3, messageId: `${taskId}:send` });
+    expect(result.structuredContent).toEqual({ pages: 3, messageId: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
     expect(lastTask?.taskId).toBe(taskId);
     // The question went to the second connection's handler, for this task.
     expect(second.elicitations.map((each) => each.taskId)).toEqual([taskId]);

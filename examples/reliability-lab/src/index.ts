@@ -31,6 +31,7 @@ const input = z.object({
     .optional(),
   ask: z.boolean(),
   salt: z.number().int().min(0).max(1_000_000),
+  job: z.string().min(1).max(128),
 }) satisfies z.ZodType<LabJobArgs>;
 
 const abortableDelay = (ms: number, signal: AbortSignal) =>
@@ -44,15 +45,20 @@ const abortableDelay = (ms: number, signal: AbortSignal) =>
   });
 
 /**
- * The external effect: one POST per step execution, carrying the step's idempotency key (`<taskId>:<step>`), its
- * attempt and the instance that runs it.
+ * The external effect: one POST per step execution, carrying the step's idempotency key (opaque, stable per task
+ * and step), the job and step it belongs to, its attempt and the instance that runs it.
  */
-async function report(env: Env, idempotencyKey: string, attempt: number, signal: AbortSignal): Promise<void> {
+async function report(
+  env: Env,
+  effect: { job: string; step: string; idempotencyKey: string; attempt: number },
+  signal: AbortSignal,
+): Promise<void> {
+  const { job, step, idempotencyKey, attempt } = effect;
   if (!env.COUNTER_URL) return;
   const response = await fetch(`${env.COUNTER_URL}/hit`, {
     method: "POST",
     headers: { "content-type": "application/json", "idempotency-key": idempotencyKey },
-    body: JSON.stringify({ key: idempotencyKey, attempt, instance: Number(env.INSTANCE) }),
+    body: JSON.stringify({ key: idempotencyKey, job, step, attempt, instance: Number(env.INSTANCE) }),
     signal,
   });
   await response.body?.cancel();
@@ -78,13 +84,13 @@ const createServer = (env: Env) => {
       fallback: "refuse",
       pollInterval: 500,
     },
-    async ({ steps, stepMs, sleepMs, flaky, ask, salt }, step) => {
+    async ({ steps, stepMs, sleepMs, flaky, ask, salt, job }, step) => {
       const values: number[] = [];
       const attempts: Record<string, number> = {};
       const work = async (index: number) => {
         const name = `work ${index}`;
         const done = await step.do(name, WORK_RETRIES, async ({ attempt, signal, idempotencyKey }) => {
-          await report(env, idempotencyKey, attempt, signal);
+          await report(env, { job, step: name, idempotencyKey, attempt }, signal);
           await abortableDelay(stepMs, signal);
           return { value: workValue(salt, index), attempt };
         });
@@ -100,7 +106,7 @@ const createServer = (env: Env) => {
           "flaky",
           { retries: { limit: flaky.failFirst + CRASH_BUDGET, delay: flaky.retryMs, backoff: "constant" } },
           async ({ attempt, signal, idempotencyKey }) => {
-            await report(env, idempotencyKey, attempt, signal);
+            await report(env, { job, step: "flaky", idempotencyKey, attempt }, signal);
             await abortableDelay(stepMs, signal);
             if (attempt <= flaky.failFirst) throw new Error(`flaky: attempt ${attempt} fails by design`);
             return { attempt };

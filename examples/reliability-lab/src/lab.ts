@@ -17,6 +17,11 @@ export interface LabJobArgs {
   ask: boolean;
   /** Mixed into every work step's value. */
   salt: number;
+  /**
+   * The suite's name for this job, reported with every effect: step idempotency keys no longer carry the task id,
+   * so this is how the counter's hits are told apart by job.
+   */
+  job: string;
 }
 
 /** What a finished job returns as structuredContent. */

@@ -7,8 +7,11 @@ import type { TestProject } from "vitest/node";
 
 /** One execution of one step body, as the counter received it. */
 export interface Hit {
-  /** The step's idempotency key: `<taskId>:<step name>`. */
+  /** The step's idempotency key: opaque, one per task and step, the same on every attempt. */
   key: string;
+  /** The job (LabJobArgs.job) and step the execution belongs to. */
+  job: string;
+  step: string;
   attempt: number;
   /** The `wrangler dev` instance that ran it (1 for the first start, +1 on every restart). */
   instance: number;
@@ -33,13 +36,21 @@ export function startCounter(): Promise<Server> {
       req.on("end", () => {
         try {
           const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Partial<Hit>;
-          if (typeof body.key !== "string" || typeof body.attempt !== "number" || typeof body.instance !== "number") {
-            throw new Error("a hit needs key, attempt and instance");
+          if (
+            typeof body.key !== "string" ||
+            typeof body.job !== "string" ||
+            typeof body.step !== "string" ||
+            typeof body.attempt !== "number" ||
+            typeof body.instance !== "number"
+          ) {
+            throw new Error("a hit needs key, job, step, attempt and instance");
           }
           if (req.headers["idempotency-key"] !== body.key)
             throw new Error("the Idempotency-Key header must be the key");
           hits.push({
             key: body.key,
+            job: body.job,
+            step: body.step,
             attempt: body.attempt,
             instance: body.instance,
             seq: hits.length,
@@ -64,19 +75,19 @@ export function startCounter(): Promise<Server> {
   });
 }
 
-/** Every hit so far whose task is one of `taskIds`, grouped by task, in arrival order. */
-export async function hitsByTask(counterUrl: string, taskIds: Iterable<string>): Promise<Map<string, Hit[]>> {
+/** Every hit so far whose job is one of `jobs`, grouped by job, in arrival order. */
+export async function hitsByJob(counterUrl: string, jobs: Iterable<string>): Promise<Map<string, Hit[]>> {
   const response = await fetch(`${counterUrl}/hits`);
   if (!response.ok) throw new Error(`counter: HTTP ${response.status}`);
   const all = (await response.json()) as Hit[];
-  const byTask = new Map<string, Hit[]>();
-  for (const taskId of taskIds) byTask.set(taskId, []);
-  for (const hit of all) byTask.get(hit.key.slice(0, hit.key.indexOf(":")))?.push(hit);
-  return byTask;
+  const byJob = new Map<string, Hit[]>();
+  for (const job of jobs) byJob.set(job, []);
+  for (const hit of all) byJob.get(hit.job)?.push(hit);
+  return byJob;
 }
 
-/** The step name of a hit (its key without the task id). */
-export const stepOf = (hit: Hit) => hit.key.slice(hit.key.indexOf(":") + 1);
+/** The step name of a hit. */
+export const stepOf = (hit: Hit) => hit.step;
 
 export default async function setup(project: TestProject) {
   const server = await startCounter();

@@ -1,7 +1,7 @@
 // The crash suite's checks on records that break each rule: every verdict of crash-checks.ts can fail.
 import { describe, expect, it } from "vitest";
 import { workValue, type LabJobArgs } from "../src/lab.ts";
-import type { Hit } from "./counter.ts";
+import { stepOf, type Hit } from "./counter.ts";
 import { doingAtKill, judge, type CheckedJob, type Role } from "./crash-checks.ts";
 import type { Task } from "@durable-mcp/test-harness";
 
@@ -14,6 +14,7 @@ const ARGS: LabJobArgs = {
   flaky: { failFirst: 1, retryMs: 300 },
   ask: true,
   salt: 3,
+  job: "job-0",
 };
 
 const job = (role: Role = "answer"): CheckedJob => ({
@@ -25,9 +26,17 @@ const job = (role: Role = "answer"): CheckedJob => ({
   statusIn: new Map(),
 });
 
-/** Hits from [step, attempt, instance] triples, in arrival order. */
+/** Hits from [step, attempt, instance] triples, in arrival order; each step's key is fixed per step. */
 const record = (...runs: [string, number, number][]): Hit[] =>
-  runs.map(([step, attempt, instance], seq) => ({ key: `${TASK}:${step}`, attempt, instance, seq, at: seq }));
+  runs.map(([step, attempt, instance], seq) => ({
+    key: `key-of-${step}`,
+    job: "job-0",
+    step,
+    attempt,
+    instance,
+    seq,
+    at: seq,
+  }));
 
 const completed = (attempts: Record<string, number>, values = [0, 1, 2, 3].map((i) => workValue(3, i))): Task => ({
   taskId: TASK,
@@ -201,6 +210,16 @@ describe("crash checks", () => {
     expect(fails(record(...before, ["work 2", 1, 1]), cancelled, "cancel")).toEqual([
       expect.stringContaining('"work 2" ran 1 times after the task was cancelled'),
     ]);
+  });
+
+  it("reject a step re-keyed between its executions, two steps sharing a key, and a key with the task id", () => {
+    const hits = record(...clean());
+    hits[3] = { ...hits[3]!, key: "another-key" };
+    expect(fails(hits)).toEqual([expect.stringContaining('"flaky" ran with key another-key after key-of-flaky')]);
+    const shared = record(...clean()).map((hit) => (stepOf(hit) === "work 1" ? { ...hit, key: "key-of-work 0" } : hit));
+    expect(fails(shared)).toEqual([expect.stringContaining("steps share an idempotency key")]);
+    const leaky = record(...clean()).map((hit) => (stepOf(hit) === "work 2" ? { ...hit, key: `${TASK}:work 2` } : hit));
+    expect(fails(leaky)).toEqual([expect.stringContaining('"work 2" was handed a key with the task id')]);
   });
 
   it("tell what a task was doing at a kill", () => {

@@ -56,6 +56,16 @@ export function judge(job: CheckedJob, view: Task, hits: Hit[]): Verdict {
   }
 
   for (const hit of hits) if (!position.has(stepOf(hit))) say(`an execution of an unknown step "${stepOf(hit)}"`);
+  // A step's idempotency key is journaled with its first attempt: every execution of it, in any instance, carries
+  // the same one; different steps never share one, and none carries the task id.
+  const keys = new Map<string, string>();
+  for (const hit of hits) {
+    const known = keys.get(stepOf(hit));
+    if (known === undefined) keys.set(stepOf(hit), hit.key);
+    else if (known !== hit.key) say(`"${stepOf(hit)}" ran with key ${hit.key} after ${known}: the step was re-keyed`);
+    if (job.taskId && hit.key.includes(job.taskId)) say(`"${stepOf(hit)}" was handed a key with the task id`);
+  }
+  if (new Set(keys.values()).size !== keys.size) say(`steps share an idempotency key: ${JSON.stringify([...keys])}`);
   for (let i = 1; i < hits.length; i++) {
     const [before, now] = [hits[i - 1]!, hits[i]!];
     // Step bodies run in handler order, each after the previous one finished: going back means a step that had

@@ -7,7 +7,7 @@
 import { FINAL, sleep, TransportError, type Task } from "@durable-mcp/test-harness";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { LabJobArgs } from "../src/lab.ts";
-import { hitsByTask } from "./counter.ts";
+import { hitsByJob } from "./counter.ts";
 import { doingAtKill, judge, type CheckedJob, type Role } from "./crash-checks.ts";
 import { answerTask, cancelTask, getTask, startJob, transportRetries } from "./mcp.ts";
 import { seeded, suiteSeed, type Random } from "./random.ts";
@@ -46,6 +46,7 @@ function plan(rand: Random): Job[] {
       ...(rand.chance(0.6) ? { flaky: { failFirst: rand.int(1, 2), retryMs: rand.int(300, 1500) } } : {}),
       ask: role !== "plain",
       salt: rand.int(0, 999),
+      job: `crash-${SEED}-${index}`,
     };
     return {
       index,
@@ -167,16 +168,16 @@ describe("crashes: SIGKILL of wrangler dev at random moments, restarted on the s
         expect(again.status).toBe(views.get(job)!.status);
       }
 
-      const hits = await hitsByTask(
+      const hits = await hitsByJob(
         counterUrl,
-        jobs.map((job) => job.taskId!),
+        jobs.map((job) => job.args.job),
       );
       const problems: string[] = [];
       let crashRepeats = 0;
       let cutBeforeEffect = 0;
       const cutShort = new Map<string, number>();
       for (const job of jobs) {
-        const taskHits = hits.get(job.taskId!)!;
+        const taskHits = hits.get(job.args.job)!;
         const verdict = judge(job, views.get(job)!, taskHits);
         problems.push(...verdict.problems);
         crashRepeats += verdict.crashRepeats;

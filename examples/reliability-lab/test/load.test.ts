@@ -7,7 +7,7 @@
 import { FINAL, sleep, type Task } from "@durable-mcp/test-harness";
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from "vitest";
 import { effectSteps, stepOrder, workValue, type LabJobArgs, type LabJobOutcome } from "../src/lab.ts";
-import { hitsByTask, stepOf } from "./counter.ts";
+import { hitsByJob, stepOf } from "./counter.ts";
 import { answerTask, cancelTask, getTask, startJob } from "./mcp.ts";
 import { seeded, suiteSeed, type Random } from "./random.ts";
 import { startLab, type LabServer } from "./wrangler.ts";
@@ -62,6 +62,7 @@ function plan(rand: Random): Job[] {
       ...(role !== "cancel-sleeping" && rand.chance(0.1) ? { flaky: { failFirst: 1, retryMs: 200 } } : {}),
       ask: role === "answer" || role === "cancel-waiting",
       salt: rand.int(0, 999),
+      job: `load-${SEED}-${index}`,
     },
     code: `load-${index}`,
     delayMs: rand.int(0, 500),
@@ -222,9 +223,9 @@ describe("load: 500 concurrent tasks with answers and cancels under wrangler dev
         if (again.status !== job.final!.status) job.problems.push(`tasks/get now says ${again.status}`);
       }
 
-      const hits = await hitsByTask(
+      const hits = await hitsByJob(
         counterUrl,
-        jobs.map((job) => job.taskId!),
+        jobs.map((job) => job.args.job),
       );
       for (const job of jobs) {
         const view = job.final!;
@@ -248,7 +249,7 @@ describe("load: 500 concurrent tasks with answers and cancels under wrangler dev
         // No crash here, so every effect happened exactly once per attempt: attempts 1…n, n = 1 (flaky: 2).
         const all = stepOrder(job.args);
         const afterQuestion = new Set(all.slice(all.indexOf("approve") + 1));
-        const taskHits = hits.get(job.taskId!)!;
+        const taskHits = hits.get(job.args.job)!;
         for (const name of effectSteps(job.args)) {
           const attempts = taskHits.filter((hit) => stepOf(hit) === name).map((hit) => hit.attempt);
           let wanted: number[][];

@@ -21,6 +21,7 @@ export type ErrorEnvelopeCode =
   | "unknown_task"
   | "expired"
   | "invalid_param"
+  | "invalid_arguments"
   | "not_waiting_for_input"
   | "already_final"
   | "task_failed"

@@ -5,7 +5,7 @@ import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner.js";
 import type { RunnerClient } from "../routing/runner-client.js";
 import { checkElicitAnswer } from "../wire/elicit-answer.js";
-import { taskViewResult, type FacadeNames } from "./task-view.js";
+import { cancelledResult, taskViewResult, type FacadeNames } from "./task-view.js";
 
 export interface FacadeRuntime {
   principal: string;
@@ -91,7 +91,10 @@ export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, ru
       }
       await caller.runners.cancel(access(caller, taskId));
       const after = await inspect(caller, taskId);
-      return (after.ok ? taskViewResult(after.task, after.tool, names) : after.error) as never;
+      if (!after.ok) return after.error as never;
+      // A task that finished before the cancel reached it keeps (and reports) its own outcome.
+      if (after.task.status === "cancelled") return cancelledResult(after.task, after.tool) as never;
+      return taskViewResult(after.task, after.tool, names) as never;
     },
   );
 }

@@ -47,6 +47,22 @@ export function taskViewResult(task: DetailedTask, tool: string, names: FacadeNa
   }
 }
 
+/**
+ * The answer to a cancel that took effect: an ordinary result, since the call did what was asked (only later views
+ * of the task report it as an error, `task_cancelled`, because it has no result).
+ */
+export function cancelledResult(task: DetailedTask, tool: string): ToolResult {
+  return {
+    content: [
+      {
+        type: "text",
+        text: `Task ${task.taskId} (${tool}) is cancelled; it will not continue. Start ${tool} again if the work is still needed.`,
+      },
+    ],
+    structuredContent: { taskId: task.taskId, tool, status: task.status },
+  };
+}
+
 function liveHandle(task: DetailedTask, tool: string, names: FacadeNames): ToolResult {
   const taskId = task.taskId;
   const expiresAt = task.ttlMs === null ? null : new Date(Date.parse(task.createdAt) + task.ttlMs).toISOString();

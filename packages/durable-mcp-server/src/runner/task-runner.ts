@@ -309,6 +309,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       try {
         outcome = await runWithJournal(definition.handler, JSON.parse(record.input), {
           taskId: record.taskId,
+          stepKeySalt: stepKeySaltOf(record),
           journal: this.journal,
           now: () => Date.now(),
           // A run starts only on a live task, and a cancel reaches the instance that runs it, so memory suffices.
@@ -460,4 +461,10 @@ function rpcError(error: TaskProtocolError): JsonRpcErrorObject {
   return error.data === undefined
     ? { code: error.code, message: error.message }
     : { code: error.code, message: error.message, data: error.data };
+}
+
+/** Every task has a salt (set at creation, or by the schema migration that introduced it). */
+function stepKeySaltOf(record: TaskRecord): string {
+  if (record.stepKeySalt === null) throw new Error(`task ${record.taskId} has no step-key salt`);
+  return record.stepKeySalt;
 }

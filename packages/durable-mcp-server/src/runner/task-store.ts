@@ -1,4 +1,5 @@
 import type { JsonRpcErrorObject } from "../errors/errors.js";
+import { newStepKeySalt } from "../steps/step-keys.js";
 
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
 export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
@@ -24,6 +25,8 @@ export interface TaskRecord {
   purgeAt: number | null;
   /** Origin of the request that created the task: the base of the file URLs its results link to. */
   origin: string | null;
+  /** The secret its steps' idempotency keys are derived from (see steps/step-keys.ts); set at creation. */
+  stepKeySalt: string | null;
 }
 
 export type NewTask = Pick<TaskRecord, "taskId" | "principal" | "tool" | "input" | "ttlMs" | "pollIntervalMs"> & {
@@ -51,6 +54,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   poll_interval_ms: number | null;
   purge_at: number | null;
   origin: string | null;
+  step_key_salt: string | null;
 }
 
 const LIVE = "status IN ('working', 'input_required')";
@@ -67,7 +71,7 @@ export class TaskStore {
   insert(task: NewTask, now: number): void {
     this.sql.exec(
       `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms,
-         poll_interval_ms, origin) VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?, ?)`,
+         poll_interval_ms, origin, step_key_salt) VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, ?)`,
       task.taskId,
       task.principal,
       task.tool,
@@ -77,6 +81,7 @@ export class TaskStore {
       task.ttlMs,
       task.pollIntervalMs,
       task.origin ?? null,
+      newStepKeySalt(),
     );
   }
 
@@ -142,5 +147,6 @@ function fromRow(row: TaskRow): TaskRecord {
     pollIntervalMs: row.poll_interval_ms,
     purgeAt: row.purge_at,
     origin: row.origin ?? null,
+    stepKeySalt: row.step_key_salt ?? null,
   };
 }

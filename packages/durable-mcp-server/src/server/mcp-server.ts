@@ -9,11 +9,13 @@ import {
   type InputRequiredResult,
   type McpServerOptions,
   type ServerContext,
+  type StandardSchemaV1,
   type StandardSchemaWithJSON,
   type ToolAnnotations,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { ErrorCodes } from "../errors/codes.js";
+import { toolErrorResult, type ToolResult } from "../errors/envelope.js";
 import { newTaskId, taskIdForKey } from "../ids.js";
 import { cancelTask, getTask, updateTask } from "./task-methods.js";
 import type { TaskDefinition, TaskRegistry } from "../runner/task-definition.js";
@@ -150,10 +152,10 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     });
     this.server.setRequestHandler("tools/call", async (request, ctx) => {
       const task = this.#tasks.get(request.params.name);
-      const result = task
-        ? await this.#callTask(task, request.params.arguments, ctx)
-        : await sdkToolsCall(request, ctx);
-      return result as CallToolResult;
+      if (task) return (await this.#callTask(task, request.params.arguments, ctx)) as CallToolResult;
+      // Every tool's argument errors get the same envelope as task tools' (the SDK's own is plain text).
+      const invalid = await this.#checkToolArguments(request.params.name, request.params.arguments);
+      return (invalid ?? (await sdkToolsCall(request, ctx))) as CallToolResult;
     });
     this.server.setRequestHandler(TaskMethods.get, { params: taskIdParams }, async ({ taskId }, ctx) => {
       const meta = ctx.mcpReq._meta as Record<string, unknown> | undefined;
@@ -245,9 +247,8 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     }
     const runtime = this.#boundRuntime();
     const parsed = task.parseInput(args ?? {});
-    if (!parsed.ok) {
-      return { content: [{ type: "text", text: `Input validation error: ${parsed.message}` }], isError: true };
-    }
+    // A tool error, not -32602, on both wires: the model can repair its arguments (and no task is created).
+    if (!parsed.ok) return invalidArgumentsResult(task.name, parsed.issues);
     let input = parsed.value;
     if (task.beforeStart) {
       const prepared = await task.beforeStart(input, ctx);
@@ -283,6 +284,19 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
         : await runtime.runners.get(access);
     if (!settled) throw new Error(`task ${access.taskId} vanished right after it was created`);
     return taskViewResult(settled, task.name, this.#facade);
+  }
+
+  /**
+   * Validates a registered tool's arguments against its input schema, as the SDK is about to; null when they pass
+   * or the tool is unknown or disabled (the SDK answers those itself).
+   */
+  async #checkToolArguments(name: string, args: unknown): Promise<ToolResult | null> {
+    const tools = (this as unknown as { _registeredTools: Record<string, RegisteredToolView | undefined> })
+      ._registeredTools;
+    const tool = tools[name];
+    if (!tool?.enabled || !tool.inputSchema) return null;
+    const result = await tool.inputSchema["~standard"].validate(args ?? {});
+    return result.issues ? invalidArgumentsResult(name, result.issues) : null;
   }
 
   /** The runtime of a `tasks/*` request, which must declare the extension. */
@@ -322,21 +336,54 @@ function originOf(ctx: ServerContext): string | null {
   return url ? new URL(url).origin : null;
 }
 
+/** What the runtime reads of an SDK-registered tool (the SDK keeps them in `_registeredTools`). */
+interface RegisteredToolView {
+  enabled: boolean;
+  inputSchema?: StandardSchemaWithJSON;
+}
+
+type SchemaIssue = StandardSchemaV1.Issue;
+
 function validateSync(
   schema: StandardSchemaWithJSON,
   args: unknown,
-): { ok: true; value: unknown } | { ok: false; message: string } {
+): { ok: true; value: unknown } | { ok: false; issues: readonly SchemaIssue[] } {
   const result = schema["~standard"].validate(args);
-  if (result instanceof Promise)
-    return { ok: false, message: "asynchronous input schemas are not supported for tasks" };
-  if (result.issues) {
-    const message = result.issues
-      .map(
-        (issue) =>
-          `${issue.path?.map((p) => (typeof p === "object" ? p.key : p)).join(".") || "(root)"}: ${issue.message}`,
-      )
-      .join("; ");
-    return { ok: false, message };
+  if (result instanceof Promise) {
+    return { ok: false, issues: [{ message: "asynchronous input schemas are not supported for tasks" }] };
   }
-  return { ok: true, value: result.value };
+  return result.issues ? { ok: false, issues: result.issues } : { ok: true, value: result.value };
+}
+
+/** How many schema issues the envelope lists; the rest are counted in `details.more`. */
+const MAX_LISTED_ISSUES = 10;
+
+/**
+ * The one envelope for arguments that fail a tool's input schema (docs/errors.md, `invalid_arguments`): `param` is
+ * the first failing path, `details.issues` lists the issues briefly.
+ */
+export function invalidArgumentsResult(tool: string, issues: readonly SchemaIssue[]): ToolResult {
+  const listed = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => {
+    const path = (issue.path ?? [])
+      .map((part: PropertyKey | StandardSchemaV1.PathSegment) => String(typeof part === "object" ? part.key : part))
+      .join(".");
+    const code = (issue as { code?: unknown }).code;
+    return { path, message: issue.message, ...(typeof code === "string" ? { code } : {}) };
+  });
+  const param = listed[0]?.path || undefined;
+  const summary = listed.map((issue) => `${issue.path || "(root)"}: ${issue.message}`).join("; ");
+  return toolErrorResult({
+    code: "invalid_arguments",
+    message: `Input validation error: ${summary}`,
+    retryable: false,
+    recoveryHint: param
+      ? `Fix the argument "${param}" (every problem is listed in details.issues) and call ${tool} again.`
+      : `Pass ${tool} an arguments object that matches its input schema, then call it again.`,
+    ...(param ? { param } : {}),
+    details: {
+      tool,
+      issues: listed,
+      ...(issues.length > listed.length ? { more: issues.length - listed.length } : {}),
+    },
+  });
 }

@@ -12,6 +12,7 @@ import type { TaskEventSink } from "../task-events.js";
 import { toMilliseconds, type Duration } from "./duration.js";
 import type { StepJournal, StepKind, StepRecord } from "./journal.js";
 import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
+import { StepKeys } from "./step-keys.js";
 import type {
   ElicitRequest,
   ElicitResult,
@@ -39,6 +40,8 @@ export interface ResultSpill {
 /** What the engine needs from the TaskRunner that hosts it. */
 export interface EngineHost {
   taskId: string;
+  /** The task's secret the steps' idempotency keys are derived from (see step-keys.ts). */
+  stepKeySalt: string;
   journal: StepJournal;
   now(): number;
   isCancelled(): boolean;
@@ -80,6 +83,12 @@ export function runWithJournal<I>(
 
 type StepBody = (attempt: StepAttempt) => unknown;
 
+/**
+ * Which use of its name a step is, counted from 1. Always 1 today: a name used twice in one run is a replay
+ * divergence (see enter()). The key format carries it so that counting occurrences later changes no existing key.
+ */
+const STEP_OCCURRENCE = 1;
+
 const INPUT_METHODS = new Set(["elicitation/create", "sampling/createMessage", "roots/list"]);
 
 class StepEngine {
@@ -94,14 +103,23 @@ class StepEngine {
   private progressed = false;
   private settle!: (outcome: RunOutcome) => void;
   private settled = false;
+  private readonly cancelWatch = new AbortController();
+  private readonly keys: StepKeys;
 
   constructor(private readonly host: EngineHost) {
     this.records = host.journal.load();
+    this.keys = new StepKeys(host.stepKeySalt);
     this.unvisited = new Set(this.records.keys());
   }
 
   run<I>(handler: (input: I, step: Step) => Promise<unknown>, input: I): Promise<RunOutcome> {
     const outcome = new Promise<RunOutcome>((resolve) => (this.settle = resolve));
+    // A cancel aborts every controller of the run, this one included: it ends the run at once, whatever the
+    // handler or a step body is awaiting, so the runner is free for its next alarm (TTL, purge).
+    this.cancelWatch.signal.addEventListener("abort", () => {
+      if (this.host.isCancelled()) this.finish({ kind: "cancelled" });
+    });
+    this.host.controllers.add(this.cancelWatch);
     const step = this.stepApi();
     Promise.resolve()
       .then(() => handler(input, step))
@@ -115,6 +133,7 @@ class StepEngine {
   private finish(outcome: RunOutcome): void {
     if (this.settled) return;
     this.settled = true;
+    this.host.controllers.delete(this.cancelWatch);
     this.settle(this.host.isCancelled() ? { kind: "cancelled" } : outcome);
   }
 
@@ -187,6 +206,18 @@ class StepEngine {
     }
     // New, due for a retry, or interrupted mid-attempt (state "running" after an eviction or crash).
     const attempt = (entry === "new" ? 0 : entry.attempts) + 1;
+    // The key journaled at the first attempt is the key for good: a later format change never re-keys a step.
+    let idempotencyKey = entry === "new" ? null : (entry.idempotencyKey ?? null);
+    if (idempotencyKey === null) {
+      // Counted in flight while the key is derived, so that the run cannot suspend under this step.
+      this.inFlight++;
+      try {
+        idempotencyKey = await this.keys.derive(name, STEP_OCCURRENCE);
+      } finally {
+        this.inFlight--;
+      }
+      if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
+    }
     const base: StepRecord = {
       name,
       kind: "do",
@@ -196,6 +227,7 @@ class StepEngine {
       error: null,
       wakeAt: null,
       request: null,
+      idempotencyKey,
     };
     if (attempt > policy.limit + 1) {
       const error = { name: "StepInterruptedError", message: `step "${name}" was interrupted on its last attempt` };
@@ -208,13 +240,20 @@ class StepEngine {
     this.host.event("step_started", { step: name, attempt });
     try {
       const limit = this.host.spill ? MAX_SPILLED_RESULT_BYTES : MAX_STEP_RESULT_BYTES;
-      const text = serializeResult(name, await this.attempt(name, fn, attempt, policy.timeoutMs), limit);
+      const text = serializeResult(
+        name,
+        await this.attempt(name, fn, attempt, idempotencyKey, policy.timeoutMs),
+        limit,
+      );
       const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(name, text) : text;
+      // Cancelled while the result was being spilled: the run is over, and a cancelled task journals nothing more.
+      if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
       this.write({ ...base, state: "done", result: stored });
       this.host.event("step_finished", { step: name, attempt, durationMs: this.host.now() - startedAt });
       return parseJson(text);
     } catch (error) {
-      if (this.settled || this.host.isCancelled()) return this.halt();
+      // Aborted by a cancel (or the run already ended): end the run as cancelled if it is not over yet.
+      if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
       const failed = describeError(error);
       const durationMs = this.host.now() - startedAt;
       if (error instanceof NonRetryableError || attempt > policy.limit) {
@@ -245,7 +284,13 @@ class StepEngine {
     return parseJson(stored);
   }
 
-  private async attempt(name: string, fn: StepBody, attempt: number, timeoutMs: number): Promise<unknown> {
+  private async attempt(
+    name: string,
+    fn: StepBody,
+    attempt: number,
+    idempotencyKey: string,
+    timeoutMs: number,
+  ): Promise<unknown> {
     const controller = new AbortController();
     this.host.controllers.add(controller);
     const timer = setTimeout(() => controller.abort(new StepTimeoutError(name, timeoutMs)), timeoutMs);
@@ -253,7 +298,6 @@ class StepEngine {
       controller.signal.addEventListener("abort", () => reject(controller.signal.reason));
     });
     try {
-      const idempotencyKey = `${this.host.taskId}:${name}`;
       const body = Promise.resolve().then(() => fn({ attempt, signal: controller.signal, idempotencyKey }));
       return await Promise.race([body, aborted]);
     } finally {

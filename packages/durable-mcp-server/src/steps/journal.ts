@@ -13,6 +13,8 @@ export interface StepRecord {
   wakeAt: number | null;
   /** JSON `{ method, params }` of an input request. */
   request: string | null;
+  /** A `do` step's idempotency key, journaled with its first attempt and never changed after. */
+  idempotencyKey?: string | null;
 }
 
 export type StepKind = "do" | "sleep" | "input";
@@ -55,7 +57,10 @@ interface StepRow extends Record<string, SqlStorageValue> {
   error: string | null;
   wake_at: number | null;
   request: string | null;
+  idempotency_key: string | null;
 }
+
+const STEP_COLUMNS = "name, kind, state, attempts, result, error, wake_at, request, idempotency_key";
 
 /**
  * The SQLite step ledger of one task. `load()` reads the whole journal in one query per run, so resuming a
@@ -65,19 +70,19 @@ export class StepJournal {
   constructor(private readonly sql: SqlStorage) {}
 
   load(): Map<string, StepRecord> {
-    const rows = this.sql
-      .exec<StepRow>("SELECT name, kind, state, attempts, result, error, wake_at, request FROM steps ORDER BY seq")
-      .toArray();
+    const rows = this.sql.exec<StepRow>(`SELECT ${STEP_COLUMNS} FROM steps ORDER BY seq`).toArray();
     return new Map(rows.map((row) => [row.name, fromRow(row)]));
   }
 
   write(record: StepRecord, now: number): void {
     this.sql.exec(
-      `INSERT INTO steps (name, kind, state, attempts, result, error, wake_at, request, updated_at, started_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO steps (name, kind, state, attempts, result, error, wake_at, request, updated_at, started_at,
+         idempotency_key)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (name) DO UPDATE SET state = excluded.state, attempts = excluded.attempts,
          result = excluded.result, error = excluded.error, wake_at = excluded.wake_at,
-         request = excluded.request, updated_at = excluded.updated_at`,
+         request = excluded.request, updated_at = excluded.updated_at,
+         idempotency_key = COALESCE(steps.idempotency_key, excluded.idempotency_key)`,
       record.name,
       record.kind,
       record.state,
@@ -88,6 +93,7 @@ export class StepJournal {
       record.request,
       now,
       now,
+      record.idempotencyKey ?? null,
     );
   }
 
@@ -126,9 +132,7 @@ export class StepJournal {
   /** Pending input requests, oldest first. */
   pendingInputs(): StepRecord[] {
     return this.sql
-      .exec<StepRow>(
-        "SELECT name, kind, state, attempts, result, error, wake_at, request FROM steps WHERE kind = 'input' AND state = 'waiting' ORDER BY seq",
-      )
+      .exec<StepRow>(`SELECT ${STEP_COLUMNS} FROM steps WHERE kind = 'input' AND state = 'waiting' ORDER BY seq`)
       .toArray()
       .map(fromRow);
   }
@@ -171,5 +175,6 @@ function fromRow(row: StepRow): StepRecord {
     error: row.error,
     wakeAt: row.wake_at,
     request: row.request,
+    idempotencyKey: row.idempotency_key,
   };
 }

@@ -14,9 +14,15 @@ export function schemaVersion(sql: SqlStorage): number {
  * Brings the database from version `from` to `to` in one transaction and one statement batch (a new object pays
  * this on its first write, so it is kept to a single round through SQLite).
  */
+/**
+ * One migration: its SQL, or a function that builds it when it is applied (for values that must be fresh per
+ * object, such as a random secret, written in the same transaction as the schema change).
+ */
+export type Migration = string | (() => string);
+
 export function applyMigrations(
   storage: DurableObjectStorage,
-  migrations: readonly string[],
+  migrations: readonly Migration[],
   from: number,
   to: number = migrations.length,
 ): void {
@@ -25,8 +31,9 @@ export function applyMigrations(
   const statements =
     from === 0 ? ["CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL);"] : [];
   for (let version = from + 1; version <= to; version++) {
+    const migration = migrations[version - 1]!;
     statements.push(
-      migrations[version - 1]!,
+      typeof migration === "function" ? migration() : migration,
       `INSERT INTO schema_migrations (version, applied_at) VALUES (${version}, ${now});`,
     );
   }

@@ -82,8 +82,17 @@ describe("fallback for clients without the Tasks extension", () => {
     // The fixture server waits at most 2 s.
     const slow = await call("slow", { ms: 60_000 });
     expect(slow.structuredContent).toMatchObject({ tool: "slow", status: "working" });
-    const cancelled = await call("durable_task_cancel", { taskId: slow.structuredContent.taskId });
-    expect(cancelled).toMatchObject({ isError: true, structuredContent: { error: { code: "task_cancelled" } } });
+    const taskId = slow.structuredContent.taskId;
+    // A cancel that took effect is a success, not a tool error.
+    const cancelled = await call("durable_task_cancel", { taskId });
+    expect(cancelled.isError).toBeUndefined();
+    expect(cancelled.structuredContent).toEqual({ taskId, tool: "slow", status: "cancelled" });
+    expect(cancelled.content[0].text).toMatch(new RegExp(`^Task ${taskId} \\(slow\\) is cancelled`));
+    // Other views of the cancelled task are unchanged: it has no result, so polling reports task_cancelled.
+    const polled = await call("durable_task_get", { taskId });
+    expect(polled).toMatchObject({ isError: true, structuredContent: { error: { code: "task_cancelled" } } });
+    const again = await call("durable_task_cancel", { taskId });
+    expect(again).toMatchObject({ isError: true, structuredContent: { error: { code: "already_final" } } });
   });
 
   it("answers unknown, malformed and foreign ids alike with unknown_task", async () => {
@@ -103,6 +112,28 @@ describe("fallback for clients without the Tasks extension", () => {
     expect(
       (await call("durable_task_get", { taskId: started.structuredContent.taskId })).structuredContent.status,
     ).toBe("working");
+  });
+
+  it("answers facade arguments that fail the schema with the invalid_arguments envelope", async () => {
+    const wrongType = await call("durable_task_get", { taskId: 42 });
+    expect(wrongType).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: {
+          code: "invalid_arguments",
+          retryable: false,
+          param: "taskId",
+          details: { tool: "durable_task_get", issues: [{ path: "taskId", code: "invalid_type" }] },
+        },
+      },
+    });
+    const missing = await call("durable_task_respond", { taskId: "Q".repeat(32) });
+    expect(missing.structuredContent.error).toMatchObject({
+      code: "invalid_arguments",
+      param: "answers",
+      recoveryHint:
+        'Fix the argument "answers" (every problem is listed in details.issues) and call durable_task_respond again.',
+    });
   });
 
   it("lists the facade tools, with their annotations, only to clients without the extension", async () => {

@@ -177,6 +177,26 @@ describe("file tools", () => {
       name: "file_upload_open",
       arguments: { name: "x", size: -1, sha256: "nope" },
     });
-    expect(schema.body.result?.isError ?? schema.body.error).toBeTruthy();
+    // Arguments that fail the schema: the same envelope as every tool's, naming the first failing argument.
+    expect(schema.body.error).toBeUndefined();
+    expect(schema.body.result).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: {
+          code: "invalid_arguments",
+          retryable: false,
+          param: "size",
+          recoveryHint: expect.stringContaining('Fix the argument "size"'),
+          details: {
+            tool: "file_upload_open",
+            issues: [
+              { path: "size", message: expect.any(String), code: "too_small" },
+              { path: "sha256", message: expect.any(String), code: "invalid_format" },
+            ],
+          },
+        },
+      },
+    });
+    expect(schema.body.result!.content[0].text).toMatch(/^Error invalid_arguments: Input validation error: size: /);
   });
 });

@@ -1,6 +1,21 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { isFinal, startTask, waitForTask } from "../helpers.js";
+import { fixtureEnv, isFinal, startTask, waitForTask, type StartedTask } from "../helpers.js";
+
+const stepState = (started: StartedTask, name: string) =>
+  runInDurableObject(started.stub, (_, state) =>
+    state.storage.sql
+      .exec<{ state: string }>("SELECT state FROM steps WHERE name = ?", name)
+      .toArray()
+      .map((row) => row.state)
+      .at(0),
+  );
+const userTables = (started: StartedTask) =>
+  runInDurableObject(started.stub, (_, state) =>
+    state.storage.sql
+      .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'")
+      .toArray(),
+  );
 
 describe("cancel", () => {
   it("cancels a running step: its signal aborts and the task ends cancelled", async () => {
@@ -15,6 +30,42 @@ describe("cancel", () => {
     expect(await started.stub.cancel(started.access)).toBe(true);
     expect((await started.stub.get(started.access))?.status).toBe("cancelled");
   });
+
+  for (const ignoreAbort of [false, true]) {
+    it(`ends the run at a cancel during a step whose body ${ignoreAbort ? "ignores" : "honours"} its signal, then purges it`, async () => {
+      // On the files-enabled runner: "big" spills its result to R2 before "hang" starts. TTL 3 s, purge grace 0.2 s.
+      const lateMs = ignoreAbort ? 400 : 60_000;
+      const started = await startTask(
+        "spill_then_hang",
+        { ignoreAbort, lateMs },
+        { namespace: fixtureEnv.MCP_TASK_RUNNER, ttlMs: 3_000 },
+      );
+      await waitForTask(started, async () => (await stepState(started, "hang")) === "running");
+      const spilled = await fixtureEnv.FILES.list({ prefix: `results/${started.taskId}/` });
+      expect(spilled.objects).toHaveLength(1);
+
+      expect(await started.stub.cancel(started.access)).toBe(true);
+      expect((await started.stub.get(started.access))?.status).toBe("cancelled");
+      // The run ended: the instance is no longer busy, so an alarm delivered now is served, not deferred.
+      const busy = () =>
+        runInDurableObject(started.stub, (instance) => (instance as unknown as { running: boolean }).running);
+      await waitForTask(started, async () => !(await busy()), 2_000);
+      // A body that ignored its signal finishes later; its result is never journaled after the cancel.
+      await new Promise((resolve) => setTimeout(resolve, ignoreAbort ? lateMs + 200 : 50));
+      expect(await stepState(started, "hang")).toBe("running");
+      expect((await started.stub.get(started.access))?.status).toBe("cancelled");
+
+      // Past TTL + grace, the purge alarm (on its own, or driven here) deletes the rows and the spilled result.
+      const deadline = Date.now() + 10_000;
+      while ((await userTables(started)).length > 0 && Date.now() < deadline) {
+        await runDurableObjectAlarm(started.stub);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(await userTables(started)).toEqual([]);
+      expect(await started.stub.get(started.access)).toBeNull();
+      expect((await fixtureEnv.FILES.list({ prefix: `results/${started.taskId}/` })).objects).toEqual([]);
+    });
+  }
 
   it("lets the first ending win when cancel races completion", async () => {
     for (const delay of [0, 5, 10, 20]) {
@@ -71,12 +122,7 @@ describe("task record", () => {
     await new Promise((resolve) => setTimeout(resolve, 400));
     await runDurableObjectAlarm(started.stub);
     expect(await started.stub.get(started.access)).toBeNull();
-    const tables = await runInDurableObject(started.stub, (_, state) =>
-      state.storage.sql
-        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'")
-        .toArray(),
-    );
-    expect(tables).toEqual([]);
+    expect(await userTables(started)).toEqual([]);
   });
 
   it("keeps a finished task without a TTL, with no alarm left armed", async () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/ids.js";
 import { migrate, SCHEMA_VERSION, schemaVersion } from "../../src/runner/schema.js";
 import { TaskStore } from "../../src/runner/task-store.js";
-import { fixtureEnv, isFinal, waitForTask } from "../helpers.js";
+import { fixtureEnv, isFinal, probeFor, waitForTask } from "../helpers.js";
 import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
 
 describe("schema migrations", () => {
@@ -52,8 +52,58 @@ describe("schema migrations", () => {
         .toArray().length,
     }));
     expect(after).toEqual({ version: SCHEMA_VERSION, index: 1 });
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBe(5);
     const record = await runInDurableObject(stub, (_, state) => new TaskStore(state.storage.sql).read());
     expect(record).toMatchObject({ taskId, status: "completed", origin: null });
+    expect(record?.stepKeySalt).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("keeps the key an attempted step was given under schema 4, and gives every other step a derived one", async () => {
+    const taskId = newTaskId();
+    const probeName = `probe-${taskId}`;
+    const stub = fixtureEnv.TASK_RUNNER.get(fixtureEnv.TASK_RUNNER.idFromName(taskId)) as unknown as DurableObjectStub &
+      TaskRunnerRpc;
+    // Schema 4 as an older deployment left it: "charge" was interrupted mid-attempt after its body was handed the
+    // old key (taskId:charge); "notify" was never reached.
+    await runInDurableObject(stub, (_, state) => {
+      migrate(state.storage, 0, 4);
+      const now = Date.now();
+      state.storage.sql.exec(
+        `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms,
+           poll_interval_ms, origin) VALUES (1, ?, 'alice', 'keyed', ?, 'working', ?, ?, 60000, 100, NULL)`,
+        taskId,
+        JSON.stringify({ probe: probeName }),
+        now,
+        now,
+      );
+      state.storage.sql.exec(
+        `INSERT INTO steps (name, kind, state, attempts, updated_at, started_at)
+         VALUES ('charge', 'do', 'running', 1, ?, ?)`,
+        now,
+        now,
+      );
+      return state.storage.setAlarm(now + 60_000);
+    });
+    await evictDurableObject(stub);
+    await runDurableObjectAlarm(stub);
+
+    const task = await waitForTask({ stub, access: { taskId, principal: "alice" } }, isFinal);
+    expect(task.status).toBe("completed");
+    const { charge, notify } = JSON.parse((task.result as { content: Array<{ text: string }> }).content[0]!.text);
+    // The retried attempt got the key its first attempt had: the step was not re-keyed under it.
+    expect(await probeFor(probeName).value("charge-key-2")).toBe(`${taskId}:charge`);
+    expect(charge).toBe(`${taskId}:charge`);
+    // A step first attempted after the migration gets a derived key, free of the task id.
+    expect(notify).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(notify).not.toContain(taskId);
+    const keys = await runInDurableObject(stub, (_, state) =>
+      state.storage.sql.exec("SELECT name, idempotency_key AS key FROM steps ORDER BY seq").toArray(),
+    );
+    expect(keys).toEqual([
+      { name: "charge", key: `${taskId}:charge` },
+      { name: "pause", key: null },
+      { name: "notify", key: notify },
+    ]);
+    expect(await runInDurableObject(stub, (_, state) => schemaVersion(state.storage.sql))).toBe(SCHEMA_VERSION);
   });
 });

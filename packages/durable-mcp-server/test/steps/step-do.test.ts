@@ -1,4 +1,4 @@
-import { evictDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { fixtureEnv, isFinal, startTask, waitForTask } from "../helpers.js";
 
@@ -79,6 +79,12 @@ describe("step.do", () => {
     expect(task.status).toBe("completed");
     const text = (task.result as { content: Array<{ text: string }> }).content[0]!.text;
     expect(text).toMatch(/returned 2000002 bytes of JSON; a step result may be at most 1048576 bytes/);
+    // The step's policy allows 2 retries; an oversized result is permanent, so the body ran exactly once.
+    expect(await started.probe.count("runs")).toBe(1);
+    const row = await runInDurableObject(started.stub, (_, state) =>
+      state.storage.sql.exec<{ state: string; attempts: number }>("SELECT state, attempts FROM steps").toArray(),
+    );
+    expect(row).toEqual([{ state: "failed", attempts: 1 }]);
   });
 
   it("hands off to a fresh alarm at the run budget and still runs each body once", async () => {

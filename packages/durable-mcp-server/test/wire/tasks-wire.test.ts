@@ -62,6 +62,31 @@ describe("tools/call of a task tool", () => {
     expect(reply.body.result).toMatchObject({ isError: true });
     expect(reply.body.result!.content[0].text).toMatch(/Input validation error: .*to.*pages/s);
     expect(reply.body.result).not.toHaveProperty("taskId");
+    // The repairable envelope, with the first failing argument and every issue.
+    expect(reply.body.result!.structuredContent.error).toMatchObject({
+      code: "invalid_arguments",
+      retryable: false,
+      param: "to",
+      recoveryHint: 'Fix the argument "to" (every problem is listed in details.issues) and call send_report again.',
+      details: {
+        tool: "send_report",
+        issues: [
+          { path: "to", message: expect.any(String), code: "invalid_format" },
+          { path: "pages", message: expect.any(String), code: "too_small" },
+        ],
+      },
+    });
+    // The same for a client without the extension, and for arguments that are not an object at all.
+    const legacy = await rpc("tools/call", { name: "slow", arguments: { ms: "soon" } }, { declare: false });
+    expect(legacy.body.result).toMatchObject({
+      isError: true,
+      structuredContent: { error: { code: "invalid_arguments", param: "ms", details: { tool: "slow" } } },
+    });
+    const plain = await rpc("tools/call", { name: "echo", arguments: {} });
+    expect(plain.body.result).toMatchObject({
+      isError: true,
+      structuredContent: { error: { code: "invalid_arguments", param: "text", details: { tool: "echo" } } },
+    });
   });
 
   it("ends failed with the JSON-RPC error for a protocol-level failure", async () => {
