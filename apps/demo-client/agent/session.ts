@@ -159,7 +159,7 @@ async function openSession(request: Request, env: GateEnv, key: CryptoKey): Prom
 
 /**
  * The checks for every request under /agents: a Response when the request is refused (or is the session request),
- * `undefined` when it may go on to the agent `name`, and null for a path that is not the agent's.
+ * `{ name }` when it may go on to that agent, and null for a path that is neither.
  */
 export async function gate(request: Request, env: GateEnv): Promise<Response | { name: string } | null> {
   const url = new URL(request.url);

@@ -172,8 +172,10 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
   @callable()
   async connectTo(url: string, token?: string): Promise<Connection> {
     // A listed server, in its listed form; anything else fails below, before any request.
-    const target = this.listed(String(url).trim()) ?? String(url).trim();
-    if (token !== undefined) this.setSecret(`token:${target}`, token.trim() || undefined);
+    const listed = this.listed(String(url).trim());
+    const target = listed ?? String(url).trim();
+    // Tokens are kept only for listed servers: nothing else will ever be sent one.
+    if (token !== undefined && listed !== undefined) this.setSecret(`token:${target}`, token.trim() || undefined);
     this.update({
       serverUrl: target,
       hasToken: !!this.token(target),
