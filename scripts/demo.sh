@@ -11,11 +11,16 @@ if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$P
   pnpm() { npx -y "pnpm@$PNPM_VERSION" "$@"; }
 fi
 pnpm install --frozen-lockfile
-# Local secrets for wrangler dev (never deployed): the key that signs file URLs, made once per clone.
-if [ ! -f .dev.vars ]; then
-  echo "FILE_URL_SECRET=$(node -e 'console.log(require("crypto").randomBytes(32).toString("hex"))')" > .dev.vars
-  echo "wrote .dev.vars with a fresh FILE_URL_SECRET for local file URLs"
-fi
+# Local secrets for wrangler dev (never deployed), made once per clone: the key that signs file URLs, and the one
+# that signs the task page's session cookies (added to a .dev.vars from before it existed).
+for secret in FILE_URL_SECRET WATCHER_SESSION_SECRET; do
+  if ! grep -qs "^$secret=" .dev.vars; then
+    # A file whose last line has no newline would run into the appended one.
+    if [ -s .dev.vars ] && [ -n "$(tail -c 1 .dev.vars)" ]; then echo >> .dev.vars; fi
+    echo "$secret=$(node -e 'console.log(require("crypto").randomBytes(32).toString("hex"))')" >> .dev.vars
+    echo "wrote a fresh $secret to .dev.vars"
+  fi
+done
 # The task page (apps/demo-client) into the folder wrangler.jsonc serves as static assets: http://127.0.0.1:8788/
 # (its agent, TaskWatcher, is part of the Worker that wrangler dev bundles).
 npx -y "pnpm@$PNPM_VERSION" --filter demo-client exec vite build --outDir www --emptyOutDir

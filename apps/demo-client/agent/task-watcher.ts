@@ -5,10 +5,14 @@
 // `useAgent` and calls the @callable methods below. File bytes never pass through here: the agent asks for the
 // signed upload and download URLs, the browser moves the bytes.
 //
-// Served by the demo Worker (apps/task-server/src/worker.ts, binding TASK_WATCHER, route /agents/task-watcher/<id>).
+// Served by the demo Worker (apps/task-server/src/worker.ts, binding TASK_WATCHER, route /agents/task-watcher/<id>)
+// behind the gate of agent/session.ts (same origin, a well-formed name, the session's secret cookie). It calls only
+// the servers WATCHER_SERVERS lists (agent/servers.ts).
 // A server URL on the Worker's own origin is called in-process, through the handler the Worker registers with
 // `serveOwnOriginWith`: a Worker may not fetch itself.
 import { Agent, callable, routeAgentRequest, type Connection as Socket, type ConnectionContext } from "agents";
+import { listedServer, listedServers, NotListedError } from "./servers.ts";
+import { gate } from "./session.ts";
 import {
   FINAL_STATUSES,
   McpError,
@@ -23,7 +27,6 @@ import {
 } from "../src/mcp.ts";
 import {
   INITIAL_STATE,
-  WATCHER_AGENT,
   type CallOutcome,
   type Connection,
   type Problem,
@@ -58,6 +61,12 @@ function originOf(url: string): string | undefined {
 }
 
 function describe(error: unknown, url: string, what: string): Problem {
+  if (error instanceof NotListedError) {
+    return {
+      message: `${error.message} Nothing was sent to it.`,
+      next: "Pick one of the listed servers; the Worker's operator lists them in WATCHER_SERVERS.",
+    };
+  }
   if (error instanceof McpError) {
     if (error.kind === "unreachable") {
       return {
@@ -162,8 +171,11 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
    */
   @callable()
   async connectTo(url: string, token?: string): Promise<Connection> {
-    const target = url.trim();
-    if (token !== undefined) this.setSecret(`token:${target}`, token.trim() || undefined);
+    // A listed server, in its listed form; anything else fails below, before any request.
+    const listed = this.listed(String(url).trim());
+    const target = listed ?? String(url).trim();
+    // Tokens are kept only for listed servers: nothing else will ever be sent one.
+    if (token !== undefined && listed !== undefined) this.setSecret(`token:${target}`, token.trim() || undefined);
     this.update({
       serverUrl: target,
       hasToken: !!this.token(target),
@@ -379,20 +391,20 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
     log: (entry: LogEntry) => void,
   ): Promise<JsonObject> {
     const own = this.getSecret("origin");
+    // Only listed servers (WATCHER_SERVERS), checked before anything is sent.
+    if (this.listed(url) === undefined) return Promise.reject(new NotListedError(url));
     const handler = ownHandler;
     const inProcess = handler && own !== undefined && originOf(url) === own;
-    if (!inProcess && !mayReachOtherServers(own, this.env)) {
-      return Promise.reject(
-        new Error(
-          "This deployment's agent only talks to its own task server; run the demo locally (npm start) to watch " +
-            "another server, or set WATCHER_REMOTE_SERVERS=allow.",
-        ),
-      );
-    }
     return rpc(url, method, params, log, {
       token: this.token(url),
       ...(inProcess ? { fetch: async (request: Request) => handler(request, this.env) } : {}),
     });
+  }
+
+  /** `url` as WATCHER_SERVERS lists it, or undefined (also while the agent does not know its own origin yet). */
+  private listed(url: string): string | undefined {
+    const own = this.getSecret("origin");
+    return own === undefined ? undefined : listedServer(url, listedServers(this.env, own));
   }
 
   private logger(taskId: string): (entry: LogEntry) => void {
@@ -472,20 +484,14 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
 
 const ignore = (_entry: LogEntry) => {};
 
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
-
 /**
- * Anyone who can open the page can drive its agent, so a deployed agent must not become a way to make the Worker
- * send requests to arbitrary URLs: other servers are reachable only from a local dev server, or when the operator
- * opts in.
+ * POST /agents/session, and `/agents/task-watcher/<name>` (WebSocket and HTTP) routed to the session's TaskWatcher
+ * once the gate (agent/session.ts: origin, name, session secret) lets it through; null for other paths.
  */
-function mayReachOtherServers(ownOrigin: string | undefined, env: unknown): boolean {
-  if ((env as { WATCHER_REMOTE_SERVERS?: string }).WATCHER_REMOTE_SERVERS === "allow") return true;
-  return ownOrigin !== undefined && LOOPBACK.has(new URL(ownOrigin).hostname);
-}
-
-/** Routes `/agents/task-watcher/<session>` (WebSocket and HTTP) to the session's TaskWatcher; null for other paths. */
 export async function routeTaskWatcher(request: Request, env: Record<string, unknown>): Promise<Response | null> {
-  if (!new URL(request.url).pathname.startsWith(`/agents/${WATCHER_AGENT}/`)) return null;
+  const passed = await gate(request, env);
+  if (passed === null || passed instanceof Response) return passed;
   return routeAgentRequest(request, env);
 }
+
+export { WatcherClients } from "./session.ts";

@@ -18,7 +18,8 @@ import { fileLinksOf, formatBytes, useUploads } from "./files.ts";
 import { FileDownloads, UploadPanel } from "./FileViews.tsx";
 import { SchemaForm, type FileChoice } from "./SchemaForm.tsx";
 import type { Connection, StartOutcome, TaskRecord, TaskView } from "./watcher-state.ts";
-import { callWatcher, useWatcher, type Watcher } from "./watcher.ts";
+import { callWatcher, useSession, useWatcher, type Watcher } from "./watcher.ts";
+import type { SessionInfo } from "./watcher-state.ts";
 
 const defaultServer = () => `${location.origin}/mcp`;
 const WatcherContext = createContext<Watcher | undefined>(undefined);
@@ -61,27 +62,50 @@ function Link({ to, go, children }: { to: string; go: (path: string) => void; ch
   );
 }
 
+function Header({ go, children }: { go: (path: string) => void; children: ReactNode }) {
+  return (
+    <header>
+      <h1>
+        <Link to="/" go={go}>
+          durable-mcp-server · tasks
+        </Link>
+      </h1>
+      <p className="muted">
+        This page's MCP client is an agent (a Durable Object of this Worker): it starts tools as tasks (MCP Tasks
+        extension, protocol 2026-07-28) and follows them with tasks/get, also while no page is open.
+      </p>
+      {children}
+    </header>
+  );
+}
+
 export function App() {
   const [path, go] = usePath();
-  const watcher = useWatcher();
+  const opened = useSession();
+  if (opened.state === "open") return <SessionPage path={path} go={go} session={opened.session} />;
+  return (
+    <main>
+      <Header go={go}>
+        <p className={opened.problem ? "error small" : "muted small"} data-testid="agent-status" role="status">
+          {opened.problem ? `No session with the page's agent: ${opened.problem}` : "Opening this browser's session…"}
+        </p>
+      </Header>
+    </main>
+  );
+}
+
+function SessionPage({ path, go, session }: { path: string; go: (path: string) => void; session: SessionInfo }) {
+  const watcher = useWatcher(session);
   const match = /^\/task\/([^/]+)\/?$/.exec(path);
   return (
     <WatcherContext.Provider value={watcher}>
       <main>
-        <header>
-          <h1>
-            <Link to="/" go={go}>
-              durable-mcp-server · tasks
-            </Link>
-          </h1>
-          <p className="muted">
-            This page's MCP client is an agent (a Durable Object of this Worker): it starts tools as tasks (MCP Tasks
-            extension, protocol 2026-07-28) and follows them with tasks/get, also while no page is open.
-          </p>
+        <Header go={go}>
           <p className={watcher.online ? "muted small" : "warning small"} data-testid="agent-status">
-            {watcher.online ? "Agent connected" : "Agent reconnecting…"} · session <code>{watcher.session}</code>
+            {watcher.online ? "Agent connected" : "Agent reconnecting…"} · agent{" "}
+            <code data-testid="agent-name">{session.name}</code>
           </p>
-        </header>
+        </Header>
         {match ? <TaskPage taskId={decodeURIComponent(match[1] ?? "")} go={go} /> : <Home go={go} />}
       </main>
     </WatcherContext.Provider>
@@ -92,11 +116,15 @@ export function App() {
 // Connecting
 
 function Home({ go }: { go: (path: string) => void }) {
-  const { state } = useWatcherState();
+  const { state, session } = useWatcherState();
   const { connection } = state;
-  // The URL field follows the agent's server URL until it is edited.
+  const { servers } = session;
+  // The choice follows the agent's server URL until another is picked. Only the servers WATCHER_SERVERS lists are
+  // offered: the agent refuses any other.
   const [edited, setEdited] = useState<string | undefined>();
-  const url = edited ?? state.serverUrl ?? defaultServer();
+  const known = state.serverUrl !== undefined && servers.includes(state.serverUrl) ? state.serverUrl : undefined;
+  const url = edited ?? known ?? servers[0] ?? "";
+  const own = servers.includes(defaultServer()) ? defaultServer() : undefined;
   const [token, setToken] = useState("");
   const [problem, setProblem] = useState<string | undefined>();
   const uploadRecords = useUploads().all();
@@ -132,8 +160,14 @@ function Home({ go }: { go: (path: string) => void }) {
             void connect(url.trim());
           }}
         >
-          <label htmlFor="server-url">MCP server URL</label>
-          <input id="server-url" value={url} onChange={(e) => setEdited(e.target.value)} spellCheck={false} />
+          <label htmlFor="server-url">MCP server</label>
+          <select id="server-url" value={url} onChange={(e) => setEdited(e.target.value)}>
+            {servers.map((server) => (
+              <option key={server} value={server}>
+                {server}
+              </option>
+            ))}
+          </select>
           <label htmlFor="server-token">Bearer token</label>
           <input
             id="server-token"
@@ -143,7 +177,7 @@ function Home({ go }: { go: (path: string) => void }) {
             onChange={(e) => setToken(e.target.value)}
             placeholder={state.hasToken ? "kept by the agent for this URL" : "only for a server with AUTH_TOKENS"}
           />
-          <button type="submit" disabled={connection.state === "connecting"}>
+          <button type="submit" disabled={connection.state === "connecting" || !url}>
             {connection.state === "connecting" ? "Connecting…" : "Connect"}
           </button>
         </form>
@@ -160,9 +194,9 @@ function Home({ go }: { go: (path: string) => void }) {
               <button type="button" onClick={() => void connect(connection.url)}>
                 Retry
               </button>
-              {connection.url !== defaultServer() && (
-                <button type="button" onClick={() => void connect(defaultServer())}>
-                  Use this page's server ({defaultServer()})
+              {own !== undefined && connection.url !== own && (
+                <button type="button" onClick={() => void connect(own)}>
+                  Use this page's server ({own})
                 </button>
               )}
             </div>
@@ -182,10 +216,15 @@ function Home({ go }: { go: (path: string) => void }) {
             </p>
             <p>
               Next: its tools still answer below as plain calls; for tasks, connect to a server built with
-              durable-mcp-server, such as{" "}
-              <button type="button" className="link" onClick={() => void connect(defaultServer())}>
-                this page's own
-              </button>
+              durable-mcp-server
+              {own !== undefined && (
+                <>
+                  , such as{" "}
+                  <button type="button" className="link" onClick={() => void connect(own)}>
+                    this page's own
+                  </button>
+                </>
+              )}
               .
             </p>
           </div>

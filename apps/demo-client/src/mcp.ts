@@ -187,9 +187,17 @@ export async function rpc(
     );
   }
   entry.httpStatus = res.status;
+  // Failures name the status and the content type, never the body: a server that is not MCP may answer anything
+  // (an internal page, a listing), and none of it is passed on to the page.
+  const mediaType = res.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
+  const contentType = !mediaType
+    ? "no content type"
+    : /^[a-z0-9.+-]{1,64}\/[a-z0-9.+-]{1,64}$/.test(mediaType)
+      ? mediaType
+      : "a malformed content type";
   let response: JsonRpcMessage | undefined;
   try {
-    if ((res.headers.get("content-type") ?? "").includes("text/event-stream") && res.body) {
+    if (contentType === "text/event-stream" && res.body) {
       const related: JsonRpcMessage[] = [];
       response = await readSse(res.body, id, related);
       if (related.length > 0) entry.related = related;
@@ -198,11 +206,13 @@ export async function rpc(
       try {
         response = JSON.parse(text) as JsonRpcMessage;
       } catch {
-        entry.failure = `HTTP ${res.status}, body is not JSON: ${text.slice(0, 300)}`;
+        entry.failure = `HTTP ${res.status} (${contentType}), and the body is not JSON`;
       }
     }
   } catch (error) {
-    entry.failure = `reading the answer failed: ${String(error)}`;
+    // JSON.parse's message quotes the text it failed on: name the error only.
+    const why = error instanceof SyntaxError ? "an event's data is not JSON" : String(error);
+    entry.failure = `HTTP ${res.status} (${contentType}), reading the answer failed: ${why}`;
   }
   // A JSON body is a JSON-RPC response only with `jsonrpc` and a result or an error object (a 401's
   // `{"error":"unauthorized"}` is not one).
@@ -214,7 +224,7 @@ export async function rpc(
   ) {
     entry.response = response;
   } else if (!entry.failure) {
-    entry.failure = `HTTP ${res.status} without a JSON-RPC response: ${JSON.stringify(response ?? null).slice(0, 300)}`;
+    entry.failure = `HTTP ${res.status} (${contentType}) without a JSON-RPC response`;
   }
   log(entry);
   if (entry.failure) {

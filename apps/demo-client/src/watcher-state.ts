@@ -5,6 +5,20 @@ import type { JsonObject, JsonRpcError, McpErrorKind, TaskSnapshot, ToolInfo } f
 /** The agent's class, as `useAgent` and `routeAgentRequest` name it (binding TASK_WATCHER). */
 export const WATCHER_AGENT = "task-watcher";
 
+/** POST here (same origin) opens the browser's session: the Worker sets its secret cookie and answers SessionInfo. */
+export const SESSION_PATH = "/agents/session";
+/** An agent's name in /agents/task-watcher/<name>: anything else is refused with 400 before any agent is reached. */
+export const WATCHER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** Sessions (hence agents) one client may open per SESSION_WINDOW_MS unless WATCHER_SESSIONS_PER_CLIENT says. */
+export const SESSIONS_PER_CLIENT = 20;
+export const SESSION_WINDOW_MS = 24 * 3600 * 1000;
+
+/** What POST /agents/session answers: the session's agent and the servers it may call (WATCHER_SERVERS). */
+export interface SessionInfo {
+  name: string;
+  servers: string[];
+}
+
 export interface Problem {
   message: string;
   next: string;

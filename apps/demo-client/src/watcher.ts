@@ -1,30 +1,54 @@
 // The page's side of its agent: the TaskWatcher (agent/task-watcher.ts) of this browser session, reached with
-// `useAgent` over a WebSocket at /agents/task-watcher/<session>. The agent is the MCP client; the page shows the
-// state it pushes and calls its @callable methods. The session id is kept in localStorage, so a reload (or a
-// restart of the server) finds the same agent, with its connection, its tasks and their logs.
+// `useAgent` over a WebSocket at /agents/task-watcher/<name>. The agent is the MCP client; the page shows the
+// state it pushes and calls its @callable methods. The session is a secret cookie the Worker sets (HttpOnly: the
+// page never sees it) when the page opens it with POST /agents/session, which answers the agent's name and the
+// servers it may call; the browser keeps the cookie, so a reload (or a restart of the server) finds the same agent,
+// with its connection, its tasks and their logs.
 import { useAgent } from "agents/react";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { McpError, type JsonObject } from "./mcp.ts";
-import { INITIAL_STATE, WATCHER_AGENT, type CallOutcome, type WatcherState } from "./watcher-state.ts";
+import {
+  INITIAL_STATE,
+  SESSION_PATH,
+  WATCHER_AGENT,
+  type CallOutcome,
+  type SessionInfo,
+  type WatcherState,
+} from "./watcher-state.ts";
 
-const SESSION_KEY = "durable-mcp-demo-client/session";
+export type SessionState = { state: "opening"; problem?: string } | { state: "open"; session: SessionInfo };
 
-function newSessionId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
-/** This browser's session: names its TaskWatcher agent (a capability: whoever has it sees the agent's tasks). */
-export function sessionId(): string {
-  try {
-    const known = localStorage.getItem(SESSION_KEY);
-    if (known && /^[0-9a-f]{32}$/.test(known)) return known;
-    const fresh = newSessionId();
-    localStorage.setItem(SESSION_KEY, fresh);
-    return fresh;
-  } catch {
-    return newSessionId();
-  }
+/** This browser's session, opened once per page load (retried while the server does not answer). */
+export function useSession(): SessionState {
+  const [state, setState] = useState<SessionState>({ state: "opening" });
+  useEffect(() => {
+    let current = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const open = async () => {
+      try {
+        const res = await fetch(SESSION_PATH, { method: "POST", credentials: "same-origin" });
+        const body = (await res.json().catch(() => ({}))) as Partial<SessionInfo> & { message?: string };
+        if (!current) return;
+        if (res.ok && typeof body.name === "string" && Array.isArray(body.servers)) {
+          setState({ state: "open", session: { name: body.name, servers: body.servers } });
+          return;
+        }
+        setState({ state: "opening", problem: `${body.message ?? "No session"} (HTTP ${res.status}).` });
+        // A refusal for the client (429, 403) or the configuration (503) does not pass by itself soon.
+        if (res.status < 500 || res.status === 503) return;
+      } catch (error) {
+        if (!current) return;
+        setState({ state: "opening", problem: `The server did not answer (${String(error)}); retrying.` });
+      }
+      timer = setTimeout(() => void open(), 2000);
+    };
+    void open();
+    return () => {
+      current = false;
+      if (timer !== undefined) clearTimeout(timer);
+    };
+  }, []);
+  return state;
 }
 
 type Caller = <T>(method: string, args?: unknown[]) => Promise<T>;
@@ -56,7 +80,8 @@ export async function watcherTool(method: string, args: unknown[]): Promise<Json
 }
 
 export interface Watcher {
-  session: string;
+  /** The agent's name (derived from the session secret; on its own it opens nothing) and the servers it may call. */
+  session: SessionInfo;
   /** The agent's last pushed state (kept while the connection is down); `synced` once one arrived. */
   state: WatcherState & { synced: boolean };
   /** Whether the WebSocket to the agent is open. */
@@ -64,12 +89,11 @@ export interface Watcher {
 }
 
 /** Connects to this session's agent; re-renders on every state it pushes. Use once, at the top of the page. */
-export function useWatcher(): Watcher {
-  const [session] = useState(sessionId);
+export function useWatcher(session: SessionInfo): Watcher {
   const [online, setOnline] = useState(false);
   const agent = useAgent<WatcherState>({
     agent: WATCHER_AGENT,
-    name: session,
+    name: session.name,
     onOpen: () => setOnline(true),
     onClose: () => setOnline(false),
   });

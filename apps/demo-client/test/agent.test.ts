@@ -31,9 +31,13 @@ interface AgentState {
   tasks: Array<{ record: { taskId: string }; snapshot?: { status: string }; polledAt?: string }>;
 }
 
-/** The agent's state over HTTP (GET /agents/task-watcher/<session>): what it knows, with no page asking. */
+/**
+ * The agent's state over HTTP (GET /agents/task-watcher/<name>): what it knows, with no page asking. The request
+ * carries the browser's session cookie (the agent's secret; without it the route answers 403).
+ */
 async function agentState(session: string): Promise<AgentState> {
-  const res = await fetch(`${origin}/agents/task-watcher/${session}`);
+  const cookie = (await browser.context.cookies(`${origin}/agents/`)).map((c) => `${c.name}=${c.value}`).join("; ");
+  const res = await fetch(`${origin}/agents/task-watcher/${session}`, { headers: { cookie } });
   expect(res.status).toBe(200);
   return (await res.json()) as AgentState;
 }
@@ -57,7 +61,7 @@ describe("the page's agent", () => {
     await page.goto(`${origin}/`);
     await page.getByRole("button", { name: "Connect", exact: true }).click();
     await expect.poll(() => page.getByTestId("connected").textContent(), WAIT).toContain("task-server 1.0.0");
-    session = (await page.evaluate(() => localStorage.getItem("durable-mcp-demo-client/session"))) ?? "";
+    session = (await page.getByTestId("agent-name").textContent()) ?? "";
     expect(session).toMatch(/^[0-9a-f]{32}$/);
 
     exportId = await startTool("export_contacts", { bucket: "contacts-archive", batches: "4", secondsPerBatch: "1" });

@@ -9,12 +9,15 @@ import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { launchBrowser, screenshots, WAIT, type Browser } from "./browser.ts";
 
-const { origin, chromium: executablePath } = inject("demo");
+const { origin, chromium: executablePath, listedPort } = inject("demo");
 
 let browser: Browser;
 let page: Page;
 let pageErrors: string[];
-/** An MCP server without the Tasks extension, on this machine: the agent in wrangler dev reaches it by fetch. */
+/**
+ * An MCP server without the Tasks extension, on this machine: the agent in wrangler dev reaches it by fetch (its URL
+ * is one WATCHER_SERVERS lists in test/setup.ts).
+ */
 let bare: Server;
 let bareUrl = "";
 const bareRequests: string[] = [];
@@ -44,7 +47,7 @@ beforeAll(async () => {
       res.end(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: bareResult(request.method) }));
     });
   });
-  await new Promise<void>((resolve) => bare.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => bare.listen(listedPort, "127.0.0.1", resolve));
   bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/bare/mcp`;
 });
 
@@ -55,8 +58,9 @@ afterAll(async () => {
 
 const card = (taskId: string): Locator => page.locator(`[data-testid="task-card"][data-task-id="${taskId}"]`);
 
+/** Picks a listed server (the page offers no free URL field) and connects. */
 async function connect(url: string) {
-  await page.fill("#server-url", url);
+  await page.selectOption("#server-url", url);
   await page.getByRole("button", { name: "Connect", exact: true }).click();
 }
 

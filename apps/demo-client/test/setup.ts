@@ -5,6 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +18,11 @@ export interface DemoServer {
   chromium: string;
   /** The `wrangler dev` serving it, for `WranglerDev.attach(server).stop()` / `.start()` from a test file. */
   server: WranglerDevSpec;
+  /**
+   * The port of the test files' own plain Node HTTP servers that WATCHER_SERVERS lists (…/bare/mcp, …/text/mcp):
+   * fixed here because the server's list is; a test file listens on it while it runs (files run one at a time).
+   */
+  listedPort: number;
 }
 
 declare module "vitest" {
@@ -39,9 +45,30 @@ function ensureChromium(): void {
   if (!existsSync(CHROMIUM)) throw new Error(`apt-get install chromium did not provide ${CHROMIUM}`);
 }
 
+/** A port free right now (the kernel's pick), for a server a test file starts later. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((done) => probe.listen(0, "127.0.0.1", done));
+  const { port } = probe.address() as { port: number };
+  await new Promise((done) => probe.close(done));
+  return port;
+}
+
+/** The servers the page's agent may call in the tests: its own /mcp (and /healthz, not MCP), a port nothing listens on, and the test files' own. */
+export function watcherServers(listedPort: number): string[] {
+  return [
+    "/mcp",
+    "/healthz",
+    "http://127.0.0.1:9/mcp",
+    `http://127.0.0.1:${listedPort}/bare/mcp`,
+    `http://127.0.0.1:${listedPort}/text/mcp`,
+  ];
+}
+
 export default async function setup(project: TestProject) {
   ensureChromium();
   const fileUrlSecret = randomBytes(32).toString("hex");
+  const listedPort = await freePort();
   // Not under the server's root: its arguments must be fixed at creation, so that a start from a test file (which
   // has only the spec) serves the same page with the same secret.
   const assets = mkdtempSync(join(tmpdir(), "demo-client-www-"));
@@ -51,7 +78,16 @@ export default async function setup(project: TestProject) {
     config: join(workspaceRoot, "wrangler.jsonc"),
     port: Number(process.env.DEMO_CLIENT_PORT ?? DEFAULT_PORT),
     portHint: "set DEMO_CLIENT_PORT",
-    args: ["--assets", assets, "--var", `FILE_URL_SECRET:${fileUrlSecret}`],
+    args: [
+      "--assets",
+      assets,
+      "--var",
+      `FILE_URL_SECRET:${fileUrlSecret}`,
+      "--var",
+      `WATCHER_SESSION_SECRET:${randomBytes(32).toString("hex")}`,
+      "--var",
+      `WATCHER_SERVERS:${watcherServers(listedPort).join(",")}`,
+    ],
     onDispose: process.env.DEMO_CLIENT_KEEP_LOG ? (log) => console.log(log) : undefined,
   });
   try {
@@ -66,7 +102,7 @@ export default async function setup(project: TestProject) {
     });
     if (!existsSync(join(assets, "index.html"))) throw new Error(`vite build wrote no ${assets}/index.html`);
     await server.start();
-    project.provide("demo", { origin: server.origin, chromium: CHROMIUM, server: server.spec });
+    project.provide("demo", { origin: server.origin, chromium: CHROMIUM, server: server.spec, listedPort });
   } catch (error) {
     await server.dispose();
     rmSync(assets, { recursive: true, force: true });

@@ -9,6 +9,12 @@ export interface Env extends AuthEnv {
   FILE_RUNNER: DurableObjectNamespace;
   /** The task page's agent (apps/demo-client/agent): its MCP client, one per browser session. */
   TASK_WATCHER: DurableObjectNamespace;
+  /** Counts the sessions (agents) each client opens (apps/demo-client/agent/session.ts). */
+  WATCHER_CLIENTS: DurableObjectNamespace;
+  /** The MCP servers the page's agent may call ("/mcp" is this Worker's own). */
+  WATCHER_SERVERS?: string;
+  /** Signs the page's session cookies (32 characters or more). */
+  WATCHER_SESSION_SECRET?: string;
   FILES: R2Bucket;
   FILE_URL_SECRET?: string;
 }

@@ -1,7 +1,7 @@
 // The task server Worker (`npm start`, root wrangler.jsonc): MCP at /mcp, files at /files, the task page at /, and
 // the page's agent (TaskWatcher, the page's MCP client: apps/demo-client/agent) at /agents/task-watcher/<session>,
 // mounted by hand inside a Hono app beside other routes.
-import { routeTaskWatcher, serveOwnOriginWith, TaskWatcher } from "demo-client/agent";
+import { routeTaskWatcher, serveOwnOriginWith, TaskWatcher, WatcherClients } from "demo-client/agent";
 import { durableMcp } from "durable-mcp-server";
 import { Hono } from "hono";
 import { authenticate } from "./auth.js";
@@ -11,7 +11,7 @@ const mcp = durableMcp(createServer, { authenticate, files: { maxSize: 1024 * 10
 
 export const TaskRunner = mcp.TaskRunner;
 export const FileRunner = mcp.FileRunner;
-export { TaskWatcher };
+export { TaskWatcher, WatcherClients };
 
 const app = new Hono<{ Bindings: Env }>();
 // With the task page built (`npm start` does), the static assets answer "/" before this route is reached.
@@ -24,7 +24,8 @@ app.get("/healthz", (c) => c.json({ ok: true }));
 app.all("/mcp", (c) => mcp.serve(c.req.raw, c.env));
 app.all("/files", (c) => mcp.serveFiles(c.req.raw, c.env));
 app.all("/files/*", (c) => mcp.serveFiles(c.req.raw, c.env));
-// Only the page's agent: other Durable Objects of this Worker are not reachable under /agents.
+// Only the page's agent (and POST /agents/session, which opens its session): other Durable Objects of this Worker are
+// not reachable under /agents. The agent's gate checks origin, name and session secret first (agent/session.ts).
 app.all("/agents/*", async (c) => (await routeTaskWatcher(c.req.raw, { ...c.env })) ?? c.notFound());
 
 // The agent calls a server URL on this Worker's own origin through this handler, in-process: a Worker may not
