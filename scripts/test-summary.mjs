@@ -14,6 +14,7 @@ const expected = [
   "reliability-lab",
   "conformance-server",
   "bench-server",
+  "install-check",
 ];
 
 function countsOf(report) {

@@ -14,8 +14,10 @@ fi
 pnpm install --frozen-lockfile
 # pnpm puts node_modules/.bin (with Node 22) first on PATH for everything it runs.
 pnpm exec node --version
-# Every suite writes its counts into results/tests/; the last line of the run is their total.
-rm -rf results/tests
+# Every suite writes its counts into results/tests/ (the starter, which has no path into the repository, is told
+# where by TEST_REPORT_DIR); the last line of the run is their total.
+export TEST_REPORT_DIR="$PWD/results/tests"
+rm -rf "$TEST_REPORT_DIR"
 # The test command always runs every target: a cached result would not show that this machine can run it.
 status=0
 pnpm exec nx run-many -t build typecheck lint test --skip-nx-cache --outputStyle=stream || status=$?

@@ -3,13 +3,17 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.jsonc" } })],
-  // The workspace's library from its TypeScript source (no build first); see tsconfig.base.json.
-  ssr: { resolve: { conditions: ["durable-mcp-source"] } },
+  // Resolve packages as `wrangler dev` and `wrangler deploy` would: wrangler's own WRANGLER_BUILD_CONDITIONS, when set,
+  // adds resolve conditions (the repository this starter comes from uses it to run it on the library's source).
+  ssr: { resolve: { conditions: process.env["WRANGLER_BUILD_CONDITIONS"]?.split(",") ?? [] } },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
-    // Console output only of failing tests; counts for the run's total (scripts/test-summary.mjs).
+    // Console output only of failing tests.
     silent: "passed-only",
-    reporters: ["default", ["json", { outputFile: "../../results/tests/report-task.json" }]],
+    // Counts for a run's total, when a test command asks for them in TEST_REPORT_DIR.
+    reporters: process.env["TEST_REPORT_DIR"]
+      ? ["default", ["json", { outputFile: `${process.env["TEST_REPORT_DIR"]}/${process.env["npm_package_name"]}.json` }]]
+      : ["default"],
   },
 });

@@ -1,8 +1,9 @@
 import { SELF } from "cloudflare:test";
+import type { CreateTaskResult, GetTaskResult } from "durable-mcp-server";
 import { describe, expect, it } from "vitest";
 
 // A Tasks-aware client's requests: the 2026-07-28 envelope with the Tasks extension declared.
-async function mcp(method: string, params: Record<string, unknown>, name?: string) {
+async function mcp<Result = Record<string, unknown>>(method: string, params: Record<string, unknown>, name?: string) {
   // A loopback URL: without `authenticate` the defaults serve loopback Hosts only.
   const response = await SELF.fetch("http://localhost/mcp", {
     method: "POST",
@@ -25,12 +26,12 @@ async function mcp(method: string, params: Record<string, unknown>, name?: strin
       },
     }),
   });
-  return (await response.json()) as { result?: Record<string, any>; error?: { code: number } };
+  return (await response.json()) as { result?: Result; error?: { code: number } };
 }
 
 async function untilFinal(taskId: string) {
   for (let i = 0; i < 500; i++) {
-    const { result } = await mcp("tasks/get", { taskId }, taskId);
+    const { result } = await mcp<GetTaskResult>("tasks/get", { taskId }, taskId);
     if (result && ["completed", "failed", "cancelled"].includes(result.status)) return result;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -39,7 +40,7 @@ async function untilFinal(taskId: string) {
 
 describe("build_report", () => {
   it("returns a task at once and completes after a retried step and a durable sleep", async () => {
-    const created = await mcp(
+    const created = await mcp<CreateTaskResult>(
       "tools/call",
       { name: "build_report", arguments: { region: "emea", coolDown: 50 } },
       "build_report",
@@ -58,7 +59,7 @@ describe("build_report", () => {
 
   it("reports a step that keeps failing as a repairable tool error", async () => {
     // Four attempts (the first plus 3 retries) all fail.
-    const created = await mcp(
+    const created = await mcp<CreateTaskResult>(
       "tools/call",
       { name: "build_report", arguments: { region: "apac", coolDown: 0, flakyAttempts: 4 } },
       "build_report",
