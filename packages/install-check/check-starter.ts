@@ -43,7 +43,9 @@ function sh(cwd: string, command: string, args: string[], env: Record<string, st
     return execFileSync(command, args, { cwd, env, encoding: "utf8", stdio: "pipe", timeout: 600_000 });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`${command} ${args.join(" ")} failed in ${cwd}:\n${stdout ?? ""}\n${stderr ?? ""}`);
+    throw new Error(`${command} ${args.join(" ")} failed in ${cwd}:\n${stdout ?? ""}\n${stderr ?? ""}`, {
+      cause: error,
+    });
   }
 }
 
