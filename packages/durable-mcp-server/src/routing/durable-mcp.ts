@@ -6,15 +6,15 @@ import {
   type Implementation,
 } from "@modelcontextprotocol/server";
 import { ErrorCodes } from "../errors/codes.js";
-import { defineFileRunner } from "../files/file-runner.js";
+import { defineFileRunner, type FileRunnerClass } from "../files/file-runner.js";
 import { routeFileRequest } from "../files/file-routes.js";
 import { FileService, type FilesSettings } from "../files/file-service.js";
 import { corsHeaders } from "../files/http-common.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
 import { JsonRpcError } from "../errors/errors.js";
 import type { TaskEventLevel } from "../task-events.js";
-import { defineTaskRunner } from "../runner/task-runner.js";
-import type { McpServer } from "../server/mcp-server.js";
+import { defineTaskRunner, type TaskRunnerClass } from "../runner/task-runner.js";
+import { bindTaskRuntime, registerFileToolsOnce, type McpServer } from "../server/mcp-server.js";
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH, readJsonBody, type JsonBody } from "../wire/json-body.js";
 import { batchRefusal, hostPolicy, hostRefusal } from "./request-guards.js";
 import { jsonRpcErrorResponse } from "./responses.js";
@@ -95,6 +95,22 @@ export interface FilesOptions {
   tools?: boolean;
 }
 
+/** What `durableMcp` returns: the Durable Object classes to export and the request handlers. */
+export interface DurableMcp<Env> {
+  /** The TaskRunner Durable Object class: export it from the Worker under the `class_name` of its binding. */
+  TaskRunner: TaskRunnerClass<Env>;
+  /** The FileRunner Durable Object class (files by handle); export it when `files` is on. */
+  FileRunner: FileRunnerClass<Env>;
+  /** Serves MCP at `path` and, with `files`, the file endpoints under `files.path`; 404 elsewhere. */
+  fetch(request: Request, env: Env): Promise<Response>;
+  /** Serves one MCP request at whatever path it arrived on (for mounting inside another router). */
+  serve(request: Request, env: Env): Promise<Response>;
+  /** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
+  serveFiles(request: Request, env: Env): Promise<Response>;
+  /** The SDK's handler underneath, as `createMcpHandler` returned it. */
+  handler: ReturnType<typeof createMcpHandler>;
+}
+
 interface RequestBinding<Env> {
   env: Env;
   principal: string;
@@ -106,12 +122,15 @@ interface RequestBinding<Env> {
  * Wires an author's server factory to Workers: the TaskRunner Durable Object class to export, a `fetch` that
  * serves MCP at `path`, and `serve` for mounting the endpoint by hand inside another router.
  */
-export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: DurableMcpOptions<Env> = {}) {
+export function durableMcp<Env>(
+  createServer: (env: Env) => McpServer,
+  options: DurableMcpOptions<Env> = {},
+): DurableMcp<Env> {
   const bindingName = options.binding ?? "TASK_RUNNER";
   const path = options.path ?? "/mcp";
   const files = resolveFiles(options.files);
   const FileRunner = defineFileRunner<Env>({ bucket: files?.bucketBinding ?? "FILES" });
-  const withFiles = (server: McpServer) => (files?.tools ? server.registerFileTools() : server);
+  const withFiles = (server: McpServer) => (files?.tools ? server[registerFileToolsOnce]() : server);
   const TaskRunner = defineTaskRunner<Env>({
     registry: createServer,
     alarmBudgetMs: options.alarmBudgetMs,
@@ -125,7 +144,7 @@ export function durableMcp<Env>(createServer: (env: Env) => McpServer, options: 
   const handler = createMcpHandler(({ authInfo }) => {
     const binding = authInfo ? bindings.get(authInfo) : undefined;
     if (!binding) throw new Error("durableMcp: request reached the MCP handler without its binding");
-    return withFiles(createServer(binding.env)).bindTaskRuntime({
+    return withFiles(createServer(binding.env))[bindTaskRuntime]({
       principal: binding.principal,
       runners: binding.runners,
       files: binding.files,

@@ -11,7 +11,14 @@ export interface TaskDefinition {
   pollIntervalMs: number;
 }
 
+/**
+ * The key of the one registry method the TaskRunner calls. A symbol not exported from the package, so the method is
+ * no part of the author-facing `McpServer` surface (it does not even autocomplete), yet lives beside the runner that
+ * needs it rather than in the server above it.
+ */
+export const taskDefinitionOf: unique symbol = Symbol("durable-mcp-server.taskDefinitionOf");
+
 /** Anything that can name its task definitions: the author's McpServer. */
 export interface TaskRegistry {
-  getTaskDefinition(name: string): TaskDefinition | undefined;
+  [taskDefinitionOf](name: string): TaskDefinition | undefined;
 }

@@ -17,7 +17,7 @@ import {
 import { checkInputAnswer } from "../wire/elicit-answer.js";
 import { migrate, schemaVersion } from "./schema.js";
 import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
-import type { TaskRegistry } from "./task-definition.js";
+import { taskDefinitionOf, type TaskRegistry } from "./task-definition.js";
 import {
   FINAL_STATUSES,
   TaskStore,
@@ -289,7 +289,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     private async runHandler(record: TaskRecord, startedAt: number): Promise<void> {
       // The author's server is built once per instance, not once per run: only its handlers are needed here.
       this.registry ??= options.registry(this.env);
-      const definition = this.registry.getTaskDefinition(record.tool);
+      const definition = this.registry[taskDefinitionOf](record.tool);
       if (!definition) {
         this.finish({
           status: "failed",

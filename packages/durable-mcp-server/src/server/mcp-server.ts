@@ -18,7 +18,7 @@ import { ErrorCodes } from "../errors/codes.js";
 import { toolErrorResult, type ToolResult } from "../errors/envelope.js";
 import { newTaskId, taskIdForKey } from "../ids.js";
 import { cancelTask, getTask, updateTask } from "./task-methods.js";
-import type { TaskDefinition, TaskRegistry } from "../runner/task-definition.js";
+import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/task-definition.js";
 import type { RunnerClient } from "../routing/runner-client.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
 import type { Step } from "../steps/types.js";
@@ -31,6 +31,14 @@ import { facadeNames, taskViewResult, type FacadeNames } from "../fallback/task-
 type InferOutput<S extends StandardSchemaWithJSON> = StandardSchemaWithJSON.InferOutput<S>;
 
 /** What a task handler may return: a CallToolResult, or plain JSON that becomes its text content. */
+
+/**
+ * Keys of the router-only methods of McpServer. Symbols the package does not export: authors cannot call these
+ * methods (they do not autocomplete), and the router reaches them without a private-field hack.
+ */
+export const bindTaskRuntime: unique symbol = Symbol("durable-mcp-server.bindTaskRuntime");
+export const registerFileToolsOnce: unique symbol = Symbol("durable-mcp-server.registerFileTools");
+
 export type TaskHandlerResult = CallToolResult | Record<string, unknown> | string | number | boolean | null | void;
 
 export type TaskHandler<S extends StandardSchemaWithJSON> = (
@@ -219,7 +227,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
    * Registers the file tools (`file_upload_url`, `file_download_url`, `file_upload_open/write/commit`,
    * `file_download_read`, `file_status`). `durableMcp(…, { files })` calls it; calling it again is a no-op.
    */
-  registerFileTools(): this {
+  [registerFileToolsOnce](): this {
     if (this.#fileToolsRegistered) return this;
     this.#fileToolsRegistered = true;
     registerFileTools(this, () => {
@@ -230,12 +238,12 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     return this;
   }
 
-  getTaskDefinition(name: string): TaskDefinition | undefined {
+  [taskDefinitionOf](name: string): TaskDefinition | undefined {
     return this.#tasks.get(name);
   }
 
   /** Binds the caller and the TaskRunner namespace for one request. Called by the router, not by authors. */
-  bindTaskRuntime(runtime: TaskRuntime): this {
+  [bindTaskRuntime](runtime: TaskRuntime): this {
     this.#runtime = runtime;
     return this;
   }

@@ -1,6 +1,7 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import * as z from "zod";
 import { McpServer, type Step } from "../../src/index.js";
+import { taskDefinitionOf } from "../../src/runner/task-definition.js";
 
 describe("registerTask", () => {
   it("types the handler's input from the zod schema, output side (defaults applied)", () => {
@@ -14,7 +15,7 @@ describe("registerTask", () => {
         return { content: [] };
       },
     );
-    const definition = server.getTaskDefinition("typed")!;
+    const definition = server[taskDefinitionOf]("typed")!;
     expect(definition.parseInput({ to: "a" })).toEqual({ ok: true, value: { to: "a", pages: 3 } });
     // The schema's issues, every one with its path (the invalid_arguments envelope is built from them).
     expect(definition.parseInput({ pages: "x" })).toMatchObject({
@@ -41,7 +42,7 @@ describe("registerTask", () => {
       async () => null,
     );
     server.registerTask("b", { inputSchema: z.object({}), ttl: null }, async () => null);
-    expect(server.getTaskDefinition("a")).toMatchObject({ ttlMs: 7_200_000, pollIntervalMs: 500 });
-    expect(server.getTaskDefinition("b")).toMatchObject({ ttlMs: null, pollIntervalMs: 1_000 });
+    expect(server[taskDefinitionOf]("a")).toMatchObject({ ttlMs: 7_200_000, pollIntervalMs: 500 });
+    expect(server[taskDefinitionOf]("b")).toMatchObject({ ttlMs: null, pollIntervalMs: 1_000 });
   });
 });
