@@ -1,4 +1,4 @@
-import type { McpServer as SdkMcpServer } from "@modelcontextprotocol/server";
+import type { McpServer as SdkMcpServer, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
 import { FileTooLargeError, toFileView, type FileService, type FileView } from "./file-service.js";
@@ -45,14 +45,15 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
   const readOnly = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
   const writes = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
 
-  server.registerTool(
+  fileTool(
+    server,
     "file_upload_url",
     {
       title: "Get an upload URL for a file",
       description:
-        "Creates a file handle and returns a short-lived tus 1.0.0 upload URL for it. Give the URL to the host or " +
-        "user to upload the bytes (any tus client resumes interrupted uploads); then use the handle. To go on with " +
-        "an unfinished upload whose URL expired, pass only its `handle` for a fresh URL.",
+        "Creates a file handle and returns a tus 1.0.0 upload URL for it, valid until the upload expires " +
+        "(expiresAt). Give the URL to the host or user to upload the bytes (any tus client resumes interrupted " +
+        "uploads); then use the handle. To get the URL of an unfinished upload again, pass only its `handle`.",
       inputSchema: z.object({
         name: newFileArguments.name.optional(),
         size: newFileArguments.size.optional(),
@@ -86,13 +87,14 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
           }
           file = await files.open(principal, spec({ name, size, sha256, mimeType: args.mimeType }));
         }
-        const { url, expiresAt } = await files.signedUrl(file.handle, "upload");
+        const url = await files.uploadUrl(file);
         return ok(
           {
             handle: file.handle,
             uploadUrl: url,
             offset: file.offset,
-            expiresAt: iso(expiresAt),
+            // The URL lives as long as the upload: both end at once.
+            expiresAt: iso(file.expiresAt),
             protocol: "tus 1.0.0",
           },
           `Upload ${file.name} (${file.size} bytes, ${file.offset} received) with a tus client to the uploadUrl; ` +
@@ -101,7 +103,8 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }) as never,
   );
 
-  server.registerTool(
+  fileTool(
+    server,
     "file_download_url",
     {
       title: "Get a download URL for a file",
@@ -114,7 +117,7 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
         const { files } = runtime();
         const file = await readyFile(runtime(), handle);
         if (!isRecord(file)) return file;
-        const { url, expiresAt } = await files.signedUrl(handle, "download");
+        const { url, expiresAt } = await files.downloadUrl(handle);
         return ok(
           {
             handle,
@@ -130,7 +133,8 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }) as never,
   );
 
-  server.registerTool(
+  fileTool(
+    server,
     "file_upload_open",
     {
       title: "Start a chunked upload through tool calls",
@@ -151,7 +155,8 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }) as never,
   );
 
-  server.registerTool(
+  fileTool(
+    server,
     "file_upload_write",
     {
       title: "Write a chunk of a file",
@@ -183,7 +188,8 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }) as never,
   );
 
-  server.registerTool(
+  fileTool(
+    server,
     "file_upload_commit",
     {
       title: "Finish a chunked upload",
@@ -210,7 +216,8 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }) as never,
   );
 
-  server.registerTool(
+  fileTool(
+    server,
     "file_download_read",
     {
       title: "Read a chunk of a file",
@@ -247,7 +254,8 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }) as never,
   );
 
-  server.registerTool(
+  fileTool(
+    server,
     "file_status",
     {
       title: "Check a file",
@@ -265,6 +273,45 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
           : ok(toFileView(file), `${handle}: ${file.offset} of ${file.size} bytes received.`);
       }) as never,
   );
+}
+
+/**
+ * Registers one file tool. Its schema is listed as usual, but the arguments are checked here rather than by the
+ * SDK, whose refusal is bare text: a bad argument becomes the `invalid_param` envelope naming it, the shape every
+ * other failure of these tools has.
+ */
+function fileTool<S extends z.ZodObject>(
+  server: SdkMcpServer,
+  name: string,
+  config: { title: string; description: string; inputSchema: S; annotations: ToolAnnotations },
+  handler: (args: z.output<S>) => Promise<ToolResult>,
+): void {
+  const { inputSchema, ...rest } = config;
+  const listed: StandardSchemaWithJSON<z.input<S>, unknown> = {
+    "~standard": {
+      version: 1,
+      vendor: "durable-mcp-server",
+      validate: (value) => ({ value }),
+      jsonSchema: inputSchema["~standard"].jsonSchema,
+    },
+  };
+  server.registerTool(name, { ...rest, inputSchema: listed }, (async (args: unknown) => {
+    const parsed = inputSchema.safeParse(args ?? {});
+    return parsed.success ? handler(parsed.data) : fail(invalidArguments(parsed.error.issues));
+  }) as never);
+}
+
+/** Where an issue is, as a `param` path (`answers.format`); "" for the arguments as a whole. */
+function where(issue: z.core.$ZodIssue): string {
+  return issue.path.map(String).join(".");
+}
+
+/** The first argument at fault names `param`; the message lists every problem, so one call can fix them all. */
+function invalidArguments(issues: readonly z.core.$ZodIssue[]): ErrorEnvelope {
+  const param = issues.map(where).find((path) => path !== "");
+  const message = issues.map((issue) => `${where(issue) || "arguments"}: ${issue.message}`).join("; ");
+  if (param) return invalid(param, message);
+  return { code: "invalid_param", message, retryable: true, recoveryHint: "Fix the arguments and call again." };
 }
 
 /**

@@ -40,6 +40,13 @@ describe("file tools", () => {
     ]) {
       expect(names).toContain(name);
     }
+    // Listed with their schemas, though the tools check their arguments themselves.
+    const open = tools.find((tool) => tool.name === "file_upload_open") as unknown as { inputSchema: any };
+    expect(open.inputSchema).toMatchObject({
+      type: "object",
+      properties: { name: { type: "string" }, size: { type: "integer" }, sha256: { pattern: "^[0-9a-fA-F]{64}$" } },
+      required: ["name", "size", "sha256"],
+    });
   });
 
   it("move a file in base64 chunks, correcting a wrong offset from partial.cursor", async () => {
@@ -173,10 +180,20 @@ describe("file tools", () => {
     const retried = await call("file_upload_write", { handle, offset: 0, data: base64(new Uint8Array(4)) });
     expect(retried.structuredContent).toMatchObject({ state: "ready", sha256 });
 
-    const schema = await rpc("tools/call", {
-      name: "file_upload_open",
-      arguments: { name: "x", size: -1, sha256: "nope" },
+    // Arguments the schema refuses: the same envelope, naming the first one at fault and listing every problem.
+    const schema = await call("file_upload_open", { name: "x", size: -1, sha256: "nope" });
+    expect(schema.isError).toBe(true);
+    expect(schema.structuredContent.error).toEqual({
+      code: "invalid_param",
+      message: expect.stringMatching(/^size: .*; sha256: /),
+      retryable: true,
+      recoveryHint: "Fix size and call again.",
+      param: "size",
     });
-    expect(schema.body.result?.isError ?? schema.body.error).toBeTruthy();
+    expect(schema.content[0]).toMatchObject({ type: "text", text: expect.stringContaining("invalid_param") });
+    const missing = await call("file_download_read", { handle, offset: 0 });
+    expect(missing.structuredContent.error).toMatchObject({ code: "invalid_param", retryable: true, param: "length" });
+    const tooMuch = await call("file_download_read", { handle, offset: 0, length: 2 * MIB });
+    expect(tooMuch.structuredContent.error).toMatchObject({ code: "invalid_param", param: "length" });
   });
 });
