@@ -373,7 +373,7 @@ function writeResult(outcome: WriteOutcome, offset: number): ToolResult {
     case "too_long":
       return fail({
         code: "too_long",
-        message: `the chunk runs past the declared size (${file.size} bytes); nothing past it was kept.`,
+        message: `the chunk runs past the declared size (${file.size} bytes); none of it was kept.`,
         retryable: true,
         recoveryHint: `Send only the remaining ${file.size - file.offset} bytes from offset ${file.offset}.`,
         param: "data",
