@@ -146,6 +146,7 @@ export async function receiveChunk(
   }
 
   if (ending === "too_long") {
+    await chunkWriter?.abort().catch(() => {});
     // Parts recorded for this body go; R2 keeps their bytes until the same part numbers are uploaded again, and
     // complete() only uses the parts recorded here.
     if (kept !== file.offset) {

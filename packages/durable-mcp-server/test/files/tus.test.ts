@@ -171,6 +171,10 @@ describe("tus 1.0.0 upload", () => {
       expect(early.status).toBe(409);
       await early.text();
     }
+    // The same with a chunk checksum (of the bytes that would fit): refused whole too.
+    const checksum = { "Upload-Checksum": `sha256 ${await sha256Base64(bytes.subarray(3 * MIB))}` };
+    const overChecked = await patch(url, 3 * MIB, streamOf([bytes.subarray(3 * MIB), randomBytes(1)]), checksum);
+    expect([overChecked.status, overChecked.headers.get("Upload-Offset")]).toEqual([413, String(3 * MIB)]);
     // The upload goes on from where it was, and the file is the right bytes.
     const rest = await patch(url, 3 * MIB, streamOf([bytes.subarray(3 * MIB, 7 * MIB), bytes.subarray(7 * MIB)]));
     expect(rest.status).toBe(204);
