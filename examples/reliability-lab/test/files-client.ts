@@ -224,7 +224,7 @@ export async function tusCreate(
   principal: string,
   size: number,
   metadata: Record<string, string> = {},
-): Promise<{ status: number; url: string }> {
+): Promise<{ status: number; url: string; uploadExpires: string | null }> {
   const encoded = Object.entries(metadata)
     .map(([key, value]) => `${key} ${Buffer.from(value).toString("base64")}`)
     .join(",");
@@ -238,17 +238,22 @@ export async function tusCreate(
     },
   });
   await response.body?.cancel();
-  return { status: response.status, url: response.headers.get("Location") ?? "" };
+  return {
+    status: response.status,
+    url: response.headers.get("Location") ?? "",
+    uploadExpires: response.headers.get("Upload-Expires"),
+  };
 }
 
-/** A PATCH with a whole body, through fetch. */
+/** A PATCH with a whole body, through fetch; a ReadableStream body goes chunked, without Content-Length. */
 export async function tusPatch(
   url: string,
   offset: number,
-  body: Uint8Array,
+  body: Uint8Array | ReadableStream<Uint8Array>,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; offset: number | null; text: string }> {
   const response = await fetch(url, {
+    duplex: "half",
     method: "PATCH",
     headers: {
       ...TUS,

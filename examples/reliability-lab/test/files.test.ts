@@ -64,6 +64,17 @@ async function observe(url: string, init: RequestInit = {}) {
   return { status: response.status, body: await response.text(), headers };
 }
 
+/** A body of unknown length, in these pieces: sent chunked, without Content-Length. */
+function chunked(pieces: Uint8Array[]): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const piece = pieces.shift();
+      if (piece) controller.enqueue(piece);
+      else controller.close();
+    },
+  });
+}
+
 const unknownHandle = () => `file_${randomBytes(24).toString("base64url")}`;
 
 describe("files: tus uploads, crashes, downloads and signed URLs under wrangler dev", () => {
@@ -139,8 +150,12 @@ describe("files: tus uploads, crashes, downloads and signed URLs under wrangler 
           `download ${mbps(SIZE, download.ms)} MB/s in ${Math.round(download.ms)} ms`,
       );
 
-      // Termination frees the bucket (the persist dir holds every object until the suite ends).
-      const gone = await fetch(url, { method: "DELETE", headers: TUS });
+      // Termination frees the bucket (the persist dir holds every object until the suite ends). The upload URL
+      // does nothing once its file is complete; the owner's credentials on it do.
+      const spent = await fetch(url, { method: "DELETE", headers: TUS });
+      expect(spent.status).toBe(404);
+      await spent.body?.cancel();
+      const gone = await fetch(url, { method: "DELETE", headers: { ...TUS, ...as("alice") } });
       expect(gone.status).toBe(204);
     },
   );
@@ -482,6 +497,118 @@ describe("files: tus uploads, crashes, downloads and signed URLs under wrangler 
     expect((await observe(`${base}/files/${ready}`, { headers: { Authorization: "Basic YWxpY2U6" } })).status).toBe(
       401,
     );
+  });
+
+  it("keeps an upload URL working while its upload lives, takes the owner's credentials past an expired signature, and spends it when the file is complete", async () => {
+    const base = origin();
+    const size = 3 * MIB + 777;
+    const { bytes, sha256 } = testBytes(`${SEED}-url-lifetime`, size);
+    const created = await tusCreate(base, "alice", size, { filename: "long.bin", sha256 });
+    expect(created.status).toBe(201);
+    // The URL is signed until the upload expires (Upload-Expires, files.ttl), not for the download URLs' minutes.
+    const exp = Number(new URL(created.url).searchParams.get("exp"));
+    expect(exp * 1000).toBe(Date.parse(created.uploadExpires!));
+    expect(exp * 1000).toBeGreaterThan(Date.now() + 23 * 3600 * 1000);
+    expect((await tusPatch(created.url, 0, bytes.subarray(0, MIB))).status).toBe(204);
+
+    // A URL whose signature expired (as a short-lived one would have, mid-upload): refused without credentials,
+    // while tus-js-client, which keeps its URL and sends the owner's headers with every request, finishes on it.
+    const handle = handleOf(created.url);
+    const expired = signFileUrl(base, handle, "upload", Math.floor(Date.now() / 1000) - 60, labUrlSecret());
+    expect((await tusHead(expired)).status).toBe(401);
+    expect((await tusHead(expired, as("bob"))).status).toBe(401);
+    const run = startTusUpload({
+      origin: base,
+      principal: "alice",
+      source: bytes,
+      size,
+      sha256,
+      chunkSize: MIB,
+      uploadUrl: expired,
+    });
+    await run.done;
+    const records = run.stack.records.map((record) => [record.method, record.status, record.responseOffset]);
+    expect(records).toEqual([
+      ["HEAD", 200, MIB],
+      ["PATCH", 204, 2 * MIB],
+      ["PATCH", 204, 3 * MIB],
+      ["PATCH", 204, size],
+    ]);
+    const hash = createHash("sha256");
+    expect((await streamInto(hash, `${base}/files/${handle}`, as("alice"))).status).toBe(200);
+    expect(hash.digest("hex")).toBe(sha256);
+
+    // Complete: the URL handed to the uploader can no longer look, write or delete; the owner's credentials can.
+    const spent = [
+      await observe(created.url, { method: "HEAD", headers: TUS }),
+      await observe(created.url, {
+        method: "PATCH",
+        headers: { ...TUS, "Upload-Offset": String(size), "Content-Type": "application/offset+octet-stream" },
+        body: new Uint8Array(0),
+      }),
+      await observe(created.url, { method: "DELETE", headers: TUS }),
+      await observe(created.url, { method: "DELETE", headers: { ...TUS, ...as("bob") } }),
+    ];
+    expect(spent.map((answer) => answer.status)).toEqual([404, 404, 404, 404]);
+    expect(await tusHead(created.url, as("alice"))).toEqual({ status: 200, offset: size, length: size });
+    const gone = await fetch(created.url, { method: "DELETE", headers: { ...TUS, ...as("alice") } });
+    expect(gone.status).toBe(204);
+    expect((await tusHead(`${base}/files/${handle}`, as("alice"))).status).toBe(404);
+  });
+
+  it("refuses a chunked PATCH past Upload-Length whole, takes sha1 chunk checksums, and answers Range as RFC 9110 says", async () => {
+    const base = origin();
+    const { bytes, sha256 } = testBytes(`${SEED}-chunked-over`, 1000);
+    const { url } = await tusCreate(base, "alice", 1000, { sha256 });
+    expect((await tusPatch(url, 0, bytes.subarray(0, 600))).status).toBe(204);
+    // No Content-Length: the excess shows up only as the body streams in. The whole PATCH is refused, the 400
+    // bytes that would have fitted included (they used to be kept, and the file became ready behind a 413).
+    const over = await tusPatch(url, 600, chunked([bytes.subarray(600), randomBytes(1)]));
+    expect([over.status, over.offset]).toEqual([413, 600]);
+    expect((await tusHead(url)).offset).toBe(600);
+    const early = await fetch(`${base}/files/${handleOf(url)}`, { headers: as("alice") });
+    expect(early.status).toBe(409);
+    await early.body?.cancel();
+    // The right 400 bytes, chunked too, with a sha1 chunk checksum (the tus checksum extension's required one).
+    const sha1 = createHash("sha1").update(bytes.subarray(600)).digest("base64");
+    const badSha1 = createHash("sha1").update(bytes.subarray(0, 400)).digest("base64");
+    const refused = await tusPatch(url, 600, bytes.subarray(600), { "Upload-Checksum": `sha1 ${badSha1}` });
+    expect([refused.status, refused.offset]).toEqual([460, 600]);
+    const rest = await tusPatch(url, 600, chunked([bytes.subarray(600, 800), bytes.subarray(800)]), {
+      "Upload-Checksum": `sha1 ${sha1}`,
+    });
+    expect([rest.status, rest.offset]).toEqual([204, 1000]);
+
+    const file = `${base}/files/${handleOf(url)}`;
+    const etag = `"${sha256}"`;
+    const ranged = async (headers: Record<string, string>) => {
+      const response = await fetch(file, { headers: { ...as("alice"), ...headers } });
+      const body = Buffer.from(await response.arrayBuffer());
+      return { status: response.status, range: response.headers.get("Content-Range"), body };
+    };
+    // Invalid (first after last) or several ranges: ignored, the whole file.
+    for (const range of ["bytes=5-3", "bytes=0-1,3-4", "bytes=abc"]) {
+      expect(await ranged({ Range: range }), range).toEqual({ status: 200, range: null, body: bytes });
+    }
+    expect(await ranged({ Range: "bytes=10-19" })).toEqual({
+      status: 206,
+      range: "bytes 10-19/1000",
+      body: bytes.subarray(10, 20),
+    });
+    expect(await ranged({ Range: "bytes=-5" })).toEqual({
+      status: 206,
+      range: "bytes 995-999/1000",
+      body: bytes.subarray(995),
+    });
+    expect((await ranged({ Range: "bytes=1000-" })).range).toBe("bytes */1000");
+    expect((await ranged({ Range: "bytes=1000-" })).status).toBe(416);
+    // If-Range: the range only when the ETag is still the file's.
+    expect((await ranged({ Range: "bytes=10-19", "If-Range": etag })).status).toBe(206);
+    expect(await ranged({ Range: "bytes=10-19", "If-Range": `"${"0".repeat(64)}"` })).toEqual({
+      status: 200,
+      range: null,
+      body: bytes,
+    });
   });
 
   it(

@@ -1,10 +1,26 @@
 import { DurableObject } from "cloudflare:workers";
 import { applyMigrations, schemaVersion } from "../storage/migrations.js";
 import { FILE_MIGRATIONS, FileStore, type FileRecord } from "./file-store.js";
-import { completeUpload, partSizeFor, receiveChunk, RunningDigest, type WriteOutcome } from "./upload.js";
+import type { UrlScope } from "./signed-urls.js";
+import {
+  completeUpload,
+  partSizeFor,
+  receiveChunk,
+  RunningDigest,
+  type ChunkChecksum,
+  type WriteOutcome,
+} from "./upload.js";
 
-/** Who may touch a file: its owner, or the bearer of a URL the server signed for this handle. */
-export type FileAccess = { handle: string; principal: string } | { handle: string; signed: true };
+/**
+ * Who is asking for a file: a principal (its owner, if the credentials are the owner's), and/or the bearer of a URL
+ * the server signed for this handle and scope. An upload signature reaches the file only while it is uploading; a
+ * download signature, a ready file. Either one that matches is enough.
+ */
+export interface FileAccess {
+  handle: string;
+  principal?: string;
+  signed?: UrlScope;
+}
 
 export interface NewFile {
   handle: string;
@@ -28,14 +44,14 @@ export interface FileRunnerRpc {
   create(file: NewFile): Promise<FileRecord | null>;
   status(access: FileAccess): Promise<FileRecord | null>;
   /**
-   * Appends `body` at `offset`; `checksum` is the sha256 the chunk must have, `length` its size when known (a chunk
+   * Appends `body` at `offset`; `checksum` is the digest the chunk must have, `length` its size when known (a chunk
    * that cannot fit is then refused whole, unread). Null when the file is unknown.
    */
   write(
     access: FileAccess,
     offset: number,
     body: ReadableStream<Uint8Array>,
-    checksum: Uint8Array | null,
+    checksum: ChunkChecksum | null,
     length?: number | null,
   ): Promise<WriteOutcome | null>;
   /** Ends the upload or deletes the file; its bytes and parts go with it. */
@@ -122,11 +138,11 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       access: FileAccess,
       offset: number,
       body: ReadableStream<Uint8Array>,
-      checksum: Uint8Array | null,
+      checksum: ChunkChecksum | null,
       length: number | null = null,
     ): Promise<WriteOutcome | null> {
       return this.serialized(async () => {
-        const file = this.owned(access);
+        const file = this.owned(access, "upload");
         if (!file) {
           await body.cancel().catch(() => {});
           return null;
@@ -156,7 +172,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
 
     async terminate(access: FileAccess): Promise<boolean> {
       return this.serialized(async () => {
-        const file = this.owned(access);
+        const file = this.owned(access, "upload");
         if (!file) return false;
         fileEvent("file_terminated", { handle: file.handle, state: file.state, offset: file.offset });
         await this.destroy(file);
@@ -213,13 +229,20 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       this.digest = null;
     }
 
-    private owned(access: FileAccess): FileRecord | null {
+    /**
+     * The file if `access` reaches it: the owner's principal always does; an upload signature only while the file
+     * is uploading (a finished file is beyond what the URL handed to an uploader was for); a download signature
+     * only to read. `change` marks writes and terminations, which a download signature never allows.
+     */
+    private owned(access: FileAccess, change?: "upload"): FileRecord | null {
       if (!this.ready) return null;
       const file = this.store.read();
       if (!file || file.handle !== access.handle) return null;
-      if ("principal" in access && file.principal !== access.principal) return null;
       if (Date.now() >= file.expiresAt) return null;
-      return file;
+      if (access.principal !== undefined && access.principal === file.principal) return file;
+      if (access.signed === "upload" && file.state === "uploading") return file;
+      if (access.signed === "download" && change === undefined) return file;
+      return null;
     }
 
     /** Writes the file's row and arms its expiry. */

@@ -118,10 +118,19 @@ export class FileService {
     return `${this.origin}${this.settings.path}/${handle}`;
   }
 
-  /** A signed URL and when it stops working. */
-  async signedUrl(handle: string, scope: "upload" | "download"): Promise<{ url: string; expiresAt: number }> {
+  /**
+   * A signed upload URL for an unfinished upload. It works as long as the upload does (its `expiresAt`), because
+   * tus clients keep the URL they were given for the whole upload and do not retry a 401: a short-lived one would
+   * cut off a long upload over a slow link. It stops working once the file is complete (see FileRunner).
+   */
+  async uploadUrl(file: FileRecord): Promise<string> {
+    return this.signer.sign(this.fileUrl(file.handle), "upload", file.handle, file.expiresAt);
+  }
+
+  /** A short-lived signed download URL (`files.urlTtl`) and when it stops working. */
+  async downloadUrl(handle: string): Promise<{ url: string; expiresAt: number }> {
     const expiresAt = Date.now() + this.settings.urlTtlMs;
-    return { url: await this.signer.sign(this.fileUrl(handle), scope, handle, expiresAt), expiresAt };
+    return { url: await this.signer.sign(this.fileUrl(handle), "download", handle, expiresAt), expiresAt };
   }
 
   /** Reads `length` bytes at `offset` of a ready file. */

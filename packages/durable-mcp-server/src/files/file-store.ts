@@ -133,6 +133,17 @@ export class FileStore {
     this.sql.exec("UPDATE file SET offset = ?", offset);
   }
 
+  /**
+   * Back to how a refused chunk found the upload: the parts after the first `partCount` forgotten, the pending rows
+   * as they were, the offset where it was.
+   */
+  rollBack(partCount: number, pending: Uint8Array[], offset: number): void {
+    this.sql.exec("DELETE FROM parts WHERE part_number > ?", partCount);
+    this.sql.exec("DELETE FROM pending");
+    for (const row of pending) this.sql.exec("INSERT INTO pending (bytes) VALUES (?)", row);
+    this.sql.exec("UPDATE file SET offset = ?", offset);
+  }
+
   pendingBytes(): Uint8Array[] {
     return this.sql
       .exec<{ bytes: ArrayBuffer }>("SELECT bytes FROM pending ORDER BY seq")

@@ -50,9 +50,9 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
     {
       title: "Get an upload URL for a file",
       description:
-        "Creates a file handle and returns a short-lived tus 1.0.0 upload URL for it. Give the URL to the host or " +
-        "user to upload the bytes (any tus client resumes interrupted uploads); then use the handle. To go on with " +
-        "an unfinished upload whose URL expired, pass only its `handle` for a fresh URL.",
+        "Creates a file handle and returns a tus 1.0.0 upload URL for it, valid until the upload expires " +
+        "(expiresAt). Give the URL to the host or user to upload the bytes (any tus client resumes interrupted " +
+        "uploads); then use the handle. To get the URL of an unfinished upload again, pass only its `handle`.",
       inputSchema: z.object({
         name: newFileArguments.name.optional(),
         size: newFileArguments.size.optional(),
@@ -86,13 +86,14 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
           }
           file = await files.open(principal, spec({ name, size, sha256, mimeType: args.mimeType }));
         }
-        const { url, expiresAt } = await files.signedUrl(file.handle, "upload");
+        const url = await files.uploadUrl(file);
         return ok(
           {
             handle: file.handle,
             uploadUrl: url,
             offset: file.offset,
-            expiresAt: iso(expiresAt),
+            // The URL lives as long as the upload: both end at once.
+            expiresAt: iso(file.expiresAt),
             protocol: "tus 1.0.0",
           },
           `Upload ${file.name} (${file.size} bytes, ${file.offset} received) with a tus client to the uploadUrl; ` +
@@ -114,7 +115,7 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
         const { files } = runtime();
         const file = await readyFile(runtime(), handle);
         if (!isRecord(file)) return file;
-        const { url, expiresAt } = await files.signedUrl(handle, "download");
+        const { url, expiresAt } = await files.downloadUrl(handle);
         return ok(
           {
             handle,
@@ -326,7 +327,7 @@ function writeResult(outcome: WriteOutcome, offset: number): ToolResult {
     case "too_long":
       return fail({
         code: "too_long",
-        message: `the chunk runs past the declared size (${file.size} bytes); nothing past it was kept.`,
+        message: `the chunk runs past the declared size (${file.size} bytes); none of it was kept.`,
         retryable: true,
         recoveryHint: `Send only the remaining ${file.size - file.offset} bytes from offset ${file.offset}.`,
         param: "data",

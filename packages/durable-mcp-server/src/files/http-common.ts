@@ -9,7 +9,7 @@ export function corsHeaders(): Record<string, string> {
     "Access-Control-Allow-Headers":
       "Authorization, Content-Type, Upload-Length, Upload-Offset, Upload-Metadata, Upload-Checksum, " +
       "Upload-Defer-Length, Upload-Concat, Tus-Resumable, X-HTTP-Method-Override, X-Requested-With, X-Request-ID, " +
-      "Range, If-None-Match",
+      "Range, If-Range, If-None-Match",
     "Access-Control-Expose-Headers":
       "Upload-Offset, Upload-Length, Upload-Expires, Location, Tus-Version, Tus-Resumable, Tus-Max-Size, " +
       "Tus-Extension, Tus-Checksum-Algorithm, ETag, Content-Range, Content-Length, Accept-Ranges",

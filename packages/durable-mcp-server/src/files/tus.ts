@@ -3,6 +3,7 @@ import type { FileAccess } from "./file-runner.js";
 import { FileTooLargeError, type FileService } from "./file-service.js";
 import type { FileRecord } from "./file-store.js";
 import { corsHeaders, plain } from "./http-common.js";
+import type { ChunkChecksum } from "./upload.js";
 
 /**
  * The tus 1.0.0 upload protocol (core + creation, checksum, termination, expiration), so off-the-shelf clients
@@ -11,6 +12,11 @@ import { corsHeaders, plain } from "./http-common.js";
 export const TUS_VERSION = "1.0.0";
 const EXTENSIONS = "creation,checksum,termination,expiration";
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
+/** `Upload-Checksum` algorithms (the checksum extension requires sha1), with their WebCrypto names and sizes. */
+const CHECKSUMS: Record<string, { algorithm: ChunkChecksum["algorithm"]; bytes: number }> = {
+  sha1: { algorithm: "SHA-1", bytes: 20 },
+  sha256: { algorithm: "SHA-256", bytes: 32 },
+};
 
 /** OPTIONS: what this server supports (also answers CORS preflights). */
 export function tusOptions(service: FileService): Response {
@@ -22,7 +28,7 @@ export function tusOptions(service: FileService): Response {
       "Tus-Version": TUS_VERSION,
       "Tus-Extension": EXTENSIONS,
       "Tus-Max-Size": String(service.settings.maxSize),
-      "Tus-Checksum-Algorithm": "sha256",
+      "Tus-Checksum-Algorithm": Object.keys(CHECKSUMS).join(","),
     },
   });
 }
@@ -34,7 +40,7 @@ export function checkTusVersion(request: Request): Response | null {
   return tusResponse(412, { "Tus-Version": TUS_VERSION }, `Tus-Resumable must be ${TUS_VERSION}`);
 }
 
-/** POST: creates an upload owned by `principal`; Location is a signed URL for it. */
+/** POST: creates an upload owned by `principal`; Location is a signed URL for it, valid as long as the upload. */
 export async function tusCreate(request: Request, service: FileService, principal: string): Promise<Response> {
   if (request.headers.has("Upload-Defer-Length")) return tusResponse(400, {}, "Upload-Defer-Length is not supported");
   const length = parseNonNegative(request.headers.get("Upload-Length"));
@@ -54,7 +60,7 @@ export async function tusCreate(request: Request, service: FileService, principa
     if (error instanceof FileTooLargeError) return tusResponse(413, {}, error.message);
     throw error;
   }
-  const { url } = await service.signedUrl(file.handle, "upload");
+  const url = await service.uploadUrl(file);
   return tusResponse(201, { Location: url, "Upload-Expires": httpDate(file.expiresAt) });
 }
 
@@ -74,7 +80,9 @@ export async function tusPatch(request: Request, service: FileService, access: F
   const offset = parseNonNegative(request.headers.get("Upload-Offset"));
   if (offset === null) return tusResponse(400, {}, "Upload-Offset must be a non-negative integer");
   const checksum = parseChecksum(request.headers.get("Upload-Checksum"));
-  if (checksum === "unsupported") return tusResponse(400, {}, "Upload-Checksum must use sha256");
+  if (checksum === "unsupported") {
+    return tusResponse(400, {}, `Upload-Checksum must use one of ${Object.keys(CHECKSUMS).join(", ")}`);
+  }
   if (checksum === "malformed") return tusResponse(400, {}, "Upload-Checksum is malformed");
   if (!isFileHandleShape(access.handle)) return notFound();
   const length = parseNonNegative(request.headers.get("Content-Length"));
@@ -91,7 +99,7 @@ export async function tusPatch(request: Request, service: FileService, access: F
     case "checksum_mismatch":
       return tusResponse(460, headers, "Upload-Checksum does not match the chunk; it was discarded");
     case "too_long":
-      return tusResponse(413, headers, "the chunk runs past Upload-Length; nothing past it was kept");
+      return tusResponse(413, headers, "the chunk runs past Upload-Length; none of it was kept");
     case "digest_mismatch":
       return tusResponse(
         460,
@@ -151,14 +159,15 @@ function parseMetadata(header: string | null): Map<string, string> | null {
   return metadata;
 }
 
-function parseChecksum(header: string | null): Uint8Array | null | "unsupported" | "malformed" {
+function parseChecksum(header: string | null): ChunkChecksum | null | "unsupported" | "malformed" {
   if (header === null) return null;
-  const [algorithm, value, extra] = header.trim().split(" ");
-  if (!algorithm || !value || extra !== undefined) return "malformed";
-  if (algorithm.toLowerCase() !== "sha256") return "unsupported";
+  const [name, value, extra] = header.trim().split(" ");
+  if (!name || !value || extra !== undefined) return "malformed";
+  const known = Object.hasOwn(CHECKSUMS, name.toLowerCase()) ? CHECKSUMS[name.toLowerCase()]! : null;
+  if (!known) return "unsupported";
   try {
-    const bytes = fromBase64(value);
-    return bytes.byteLength === 32 ? bytes : "malformed";
+    const digest = fromBase64(value);
+    return digest.byteLength === known.bytes ? { algorithm: known.algorithm, digest } : "malformed";
   } catch {
     return "malformed";
   }

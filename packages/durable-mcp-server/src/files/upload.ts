@@ -21,10 +21,16 @@ export type WriteOutcome =
   | { kind: "offset_mismatch"; file: FileRecord }
   /** Upload-Checksum did not match the chunk: nothing was kept. */
   | { kind: "checksum_mismatch"; file: FileRecord }
-  /** More bytes than the declared length: nothing past the length was kept. */
+  /** More bytes than the declared length: nothing of the chunk was kept, the offset is where it was. */
   | { kind: "too_long"; file: FileRecord }
   /** The whole file's sha256 is not the declared one: the stored bytes were deleted and the upload reset. */
   | { kind: "digest_mismatch"; file: FileRecord; actual: string };
+
+/** A tus `Upload-Checksum`: the algorithm (by its WebCrypto name) and the digest the chunk must have. */
+export interface ChunkChecksum {
+  algorithm: "SHA-1" | "SHA-256";
+  digest: Uint8Array;
+}
 
 export interface UploadTarget {
   store: FileStore;
@@ -60,13 +66,14 @@ export class RunningDigest {
  * Receives one PATCH (or `file_upload_write`) body at `offset`. Without a per-chunk checksum, every full part goes
  * to R2 as soon as it is whole, and whatever is left when the body ends — normally or broken off — goes into SQLite
  * rows, so a dropped connection loses nothing that arrived (only a crash loses the part being filled, at most one
- * part). With a checksum, nothing is kept until the whole chunk arrived and matched it.
+ * part). With a checksum, nothing is kept until the whole chunk arrived and matched it. A body that runs past the
+ * declared length is refused whole, whenever the excess shows up: the parts it already recorded are taken back.
  */
 export async function receiveChunk(
   target: UploadTarget,
   offset: number,
   body: ReadableStream<Uint8Array>,
-  checksum: Uint8Array | null,
+  checksum: ChunkChecksum | null,
   digest: RunningDigest | null,
 ): Promise<WriteOutcome> {
   const { store, storage } = target;
@@ -76,10 +83,13 @@ export async function receiveChunk(
     return { kind: "offset_mismatch", file };
   }
   const partSize = file.partSize;
-  const chunkDigest = checksum ? new crypto.DigestStream("SHA-256") : null;
+  const chunkDigest = checksum ? new crypto.DigestStream(checksum.algorithm) : null;
   const chunkWriter = chunkDigest?.getWriter();
-  let partNumber = store.partCount() + 1;
+  const partsBefore = store.partCount();
+  let partNumber = partsBefore + 1;
   let buffered = file.offset - (partNumber - 1) * partSize;
+  /** The rows buffered before this body, once a part of this body took them (to put back if it overflows). */
+  let pendingBefore: Uint8Array[] = [];
   let position = file.offset;
   let kept = file.offset;
   const carry = new ByteQueue();
@@ -99,20 +109,23 @@ export async function receiveChunk(
       break;
     }
     if (next.done) break;
-    // Bytes past the declared length are never kept; the ones before them are, as for a broken-off body.
-    const over = position + next.value.byteLength > file.size;
-    const chunk = over ? next.value.subarray(0, file.size - position) : next.value;
-    if (over) {
+    // A chunk that does not fit is refused whole, as it is when its Content-Length says so up front.
+    if (position + next.value.byteLength > file.size) {
       ending = "too_long";
       await reader.cancel().catch(() => {});
+      break;
     }
-    await chunkWriter?.write(chunk);
-    await digest?.feed(position, chunk);
-    carry.push(chunk);
-    position += chunk.byteLength;
-    while (buffered + carry.length >= partSize) {
+    await chunkWriter?.write(next.value);
+    await digest?.feed(position, next.value);
+    carry.push(next.value);
+    position += next.value.byteLength;
+    // The part holding the file's last byte waits for the body's end: only then is it known that no byte past the
+    // length follows, and the offset never reaches the length from a body that is still going.
+    while (buffered + carry.length >= partSize && partNumber * partSize < file.size) {
       const take = partSize - buffered;
-      const bytes = concat([...(buffered > 0 ? store.pendingBytes() : []), carry.take(take)]);
+      const head = buffered > 0 ? store.pendingBytes() : [];
+      if (buffered > 0) pendingBefore = head;
+      const bytes = concat([...head, carry.take(take)]);
       if (!upload) {
         upload = await target.bucket.createMultipartUpload(target.key, {
           httpMetadata: { contentType: file.mimeType },
@@ -130,14 +143,22 @@ export async function receiveChunk(
         storage.transactionSync(() => store.commitPart(part, at));
       }
     }
-    if (over) break;
   }
 
+  if (ending === "too_long") {
+    await chunkWriter?.abort().catch(() => {});
+    // Parts recorded for this body go; R2 keeps their bytes until the same part numbers are uploaded again, and
+    // complete() only uses the parts recorded here.
+    if (kept !== file.offset) {
+      storage.transactionSync(() => store.rollBack(partsBefore, pendingBefore, file.offset));
+    }
+    return { kind: "too_long", file: store.read()! };
+  }
   if (checksum) {
     await chunkWriter!.close();
     const sent = new Uint8Array(await chunkDigest!.digest);
     if (ending !== "done") return { kind: ending, file: store.read()! };
-    if (!equalBytes(sent, checksum)) return { kind: "checksum_mismatch", file: store.read()! };
+    if (!equalBytes(sent, checksum.digest)) return { kind: "checksum_mismatch", file: store.read()! };
     // The chunk is whole and matches: keep its parts and its tail in one transaction.
     const partsEnd = position - carry.length;
     keep(target, carry, partsEnd, () => {

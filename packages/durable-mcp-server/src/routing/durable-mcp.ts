@@ -87,7 +87,7 @@ export interface FilesOptions {
   maxSize?: number;
   /** How long an upload, and then its file, is kept. Default 24 hours. */
   ttl?: Duration;
-  /** How long a signed URL works. Default 15 minutes. */
+  /** How long a signed download URL works. Default 15 minutes. (An upload URL works as long as its upload.) */
   urlTtl?: Duration;
   /** Origin for the URLs handed out (behind a proxy); default the request's. */
   publicUrl?: string;

@@ -76,7 +76,10 @@ describe("FileRunner", () => {
     const runner = runnerOf(handle);
     const access = { handle, principal: "alice" };
     await runner.create({ ...access, name: "x", mimeType: "a/b", size: bytes.byteLength, sha256: null, ttlMs: 60_000 });
-    const checksum = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+    const checksum = {
+      algorithm: "SHA-256" as const,
+      digest: new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)),
+    };
     const outcome = await runner.write(access, 0, breakingBody(bytes.subarray(0, MIB), 65_536), checksum);
     expect(outcome?.kind).toBe("interrupted");
     expect(outcome?.file.offset).toBe(0);
@@ -184,8 +187,9 @@ describe("completion", () => {
       );
     });
     await evictDurableObject(runnerOf(handle));
-    // The next look at the file completes it: HEAD, as a resuming tus client sends it.
-    const status = await head(url);
+    // The next look at the file completes it: HEAD, as a resuming tus client sends it (with the owner's headers;
+    // the upload URL alone does nothing once the file is complete, see upload-urls.test.ts).
+    const status = await head(url, { Authorization: "Bearer alice" });
     expect(status.headers.get("Upload-Offset")).toBe(String(bytes.byteLength));
     const download = await SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
     expect(download.status).toBe(200);
@@ -193,9 +197,12 @@ describe("completion", () => {
     expect(await sha256Hex(new Uint8Array(await download.arrayBuffer()))).toBe(sha256);
   });
 
-  it("completes the file when a body runs past the length after its last byte", async () => {
+  // This used to keep the bytes up to the length and complete the file (a 413 for a file that became ready). A
+  // PATCH past the length is now refused whole, however its excess arrives: nothing of it is kept.
+  it("refuses a body that runs past the length after its last byte, keeping none of it", async () => {
     const bytes = randomBytes(1000);
-    const { url } = await createUpload(bytes.byteLength, { sha256: await sha256Hex(bytes) });
+    const sha256 = await sha256Hex(bytes);
+    const { url } = await createUpload(bytes.byteLength, { sha256 });
     const handle = handleOf(url);
     const runner = runnerOf(handle);
     // One body: the 1000 bytes, then more in a later piece (no Content-Length to refuse it up front).
@@ -206,8 +213,52 @@ describe("completion", () => {
         controller.close();
       },
     });
-    const outcome = await runner.write({ handle, signed: true }, 0, body, null);
+    const outcome = await runner.write({ handle, signed: "upload" }, 0, body, null);
     expect(outcome?.kind).toBe("too_long");
-    expect(outcome?.file).toMatchObject({ state: "ready", offset: 1000, sha256: await sha256Hex(bytes) });
+    expect(outcome?.file).toMatchObject({ state: "uploading", offset: 0, sha256: null });
+    expect((await head(url)).headers.get("Upload-Offset")).toBe("0");
+    const again = await runner.write({ handle, signed: "upload" }, 0, new Response(bytes).body!, null);
+    expect(again?.file).toMatchObject({ state: "ready", offset: 1000, sha256 });
+  });
+
+  it("takes back the parts a refused body had already recorded, and the pending bytes before it", async () => {
+    const bytes = randomBytes(10 * MIB + 5);
+    const sha256 = await sha256Hex(bytes);
+    const handle = newFileHandle();
+    const runner = runnerOf(handle);
+    const access = { handle, principal: "alice" };
+    await runner.create({ ...access, name: "x", mimeType: "a/b", size: bytes.byteLength, sha256, ttlMs: 60_000 });
+    expect((await runner.write(access, 0, new Response(bytes.subarray(0, 3 * MIB)).body!, null))?.kind).toBe("written");
+    const before = await runInDurableObject(runner, (_, state) => {
+      const store = new FileStore(state.storage.sql);
+      return { parts: store.partCount(), pending: store.pendingBytes().map((row) => row.byteLength) };
+    });
+    expect(before).toEqual({ parts: 0, pending: [MIB, MIB, MIB] });
+    // From 3 MiB in 1 MiB pieces: parts 1 (0–5 MiB) and 2 (5–10 MiB) go to R2 and are recorded on the way; then
+    // a piece runs past the end.
+    const pieces: Uint8Array[] = [];
+    for (let at = 3 * MIB; at < 10 * MIB; at += MIB) pieces.push(bytes.slice(at, at + MIB));
+    pieces.push(randomBytes(MIB));
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const piece = pieces.shift();
+        if (piece) controller.enqueue(piece);
+        else controller.close();
+      },
+    });
+    const outcome = await runner.write(access, 3 * MIB, body, null);
+    expect(outcome?.kind).toBe("too_long");
+    expect(outcome?.file.offset).toBe(3 * MIB);
+    const after = await runInDurableObject(runner, (_, state) => {
+      const store = new FileStore(state.storage.sql);
+      return { parts: store.partCount(), pending: store.pendingBytes().map((row) => row.byteLength) };
+    });
+    expect(after).toEqual(before);
+    // Evicted too (the running digest saw the refused bytes), the upload still ends with the right sha256.
+    await evictDurableObject(runner);
+    const rest = await runner.write(access, 3 * MIB, new Response(bytes.subarray(3 * MIB)).body!, null);
+    expect(rest?.file).toMatchObject({ state: "ready", offset: bytes.byteLength, sha256 });
+    const stored = await fixtureEnv.FILES.get(`files/${handle}`);
+    expect(await sha256Hex(new Uint8Array(await stored!.arrayBuffer()))).toBe(sha256);
   });
 });

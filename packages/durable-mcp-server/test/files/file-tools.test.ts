@@ -40,6 +40,13 @@ describe("file tools", () => {
     ]) {
       expect(names).toContain(name);
     }
+    // Listed with their schemas, though the tools check their arguments themselves.
+    const open = tools.find((tool) => tool.name === "file_upload_open") as unknown as { inputSchema: any };
+    expect(open.inputSchema).toMatchObject({
+      type: "object",
+      properties: { name: { type: "string" }, size: { type: "integer" }, sha256: { pattern: "^[0-9a-fA-F]{64}$" } },
+      required: ["name", "size", "sha256"],
+    });
   });
 
   it("move a file in base64 chunks, correcting a wrong offset from partial.cursor", async () => {
@@ -198,5 +205,14 @@ describe("file tools", () => {
       },
     });
     expect(schema.body.result!.content[0].text).toMatch(/^Error invalid_arguments: Input validation error: size: /);
+    // A missing argument and one past its maximum: the same envelope, naming it.
+    const missing = await call("file_download_read", { handle, offset: 0 });
+    expect(missing.structuredContent.error).toMatchObject({
+      code: "invalid_arguments",
+      retryable: false,
+      param: "length",
+    });
+    const tooMuch = await call("file_download_read", { handle, offset: 0, length: 2 * MIB });
+    expect(tooMuch.structuredContent.error).toMatchObject({ code: "invalid_arguments", param: "length" });
   });
 });

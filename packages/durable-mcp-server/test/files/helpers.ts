@@ -43,7 +43,7 @@ export async function createUpload(
 export async function patch(
   url: string,
   offset: number,
-  body: Uint8Array,
+  body: Uint8Array | ReadableStream<Uint8Array>,
   headers: Record<string, string> = {},
 ): Promise<Response> {
   return SELF.fetch(url, {

@@ -14,17 +14,32 @@ import {
   uploadAll,
 } from "./helpers.js";
 
+async function sha1(chunk: Uint8Array): Promise<string> {
+  return btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-1", chunk))));
+}
+
+/** A body of unknown length (sent chunked, without Content-Length), in these pieces. */
+function streamOf(pieces: Uint8Array[]): ReadableStream<Uint8Array> {
+  let next = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (next < pieces.length) controller.enqueue(pieces[next++]!.slice());
+      else controller.close();
+    },
+  });
+}
+
 async function bytesOf(response: Response): Promise<Uint8Array> {
   return new Uint8Array(await response.arrayBuffer());
 }
 
 describe("tus 1.0.0 upload", () => {
-  it("advertises the protocol, its extensions and sha256 checksums on OPTIONS", async () => {
+  it("advertises the protocol, its extensions and sha1 and sha256 checksums on OPTIONS", async () => {
     const response = await SELF.fetch(`${ORIGIN}/files`, { method: "OPTIONS" });
     expect(response.status).toBe(204);
     expect(response.headers.get("Tus-Version")).toBe("1.0.0");
     expect(response.headers.get("Tus-Extension")).toBe("creation,checksum,termination,expiration");
-    expect(response.headers.get("Tus-Checksum-Algorithm")).toBe("sha256");
+    expect(response.headers.get("Tus-Checksum-Algorithm")).toBe("sha1,sha256");
     expect(response.headers.get("Tus-Max-Size")).toBe(String(64 * MIB));
     expect(response.headers.get("Access-Control-Allow-Headers")).toContain("Upload-Offset");
   });
@@ -51,7 +66,8 @@ describe("tus 1.0.0 upload", () => {
       expect(reply.status).toBe(204);
       expect(reply.headers.get("Upload-Offset")).toBe(String(cuts[i + 1]));
     }
-    const status = await head(url);
+    // The owner asks (the upload URL itself does nothing once the file is complete: upload-urls.test.ts).
+    const status = await head(url, { Authorization: "Bearer alice" });
     expect(status.headers.get("Upload-Offset")).toBe(String(bytes.byteLength));
     expect(status.headers.get("Upload-Length")).toBe(String(bytes.byteLength));
     expect(status.headers.get("Cache-Control")).toBe("no-store");
@@ -107,13 +123,65 @@ describe("tus 1.0.0 upload", () => {
     const bad = await patch(url, MIB, chunk, { "Upload-Checksum": `sha256 ${await sha256Base64(first)}` });
     expect(bad.status).toBe(460);
     expect((await head(url)).headers.get("Upload-Offset")).toBe(String(MIB));
-    const sha1 = await patch(url, MIB, chunk, { "Upload-Checksum": "sha1 2jmj7l5rSw0yVb/vlWAYkK/YBwk=" });
-    expect(sha1.status).toBe(400);
+    const md5 = await patch(url, MIB, chunk, { "Upload-Checksum": "md5 1B2M2Y8AsgTpgAmY7PhCfg==" });
+    expect(md5.status).toBe(400);
     const good = await patch(url, MIB, chunk, { "Upload-Checksum": `sha256 ${await sha256Base64(chunk)}` });
     expect(good.status).toBe(204);
     expect(good.headers.get("Upload-Offset")).toBe(String(6 * MIB));
     const done = await SELF.fetch(`${ORIGIN}/files/${handleOf(url)}`, { headers: { Authorization: "Bearer alice" } });
     expect(await sha256Hex(await bytesOf(done))).toBe(await sha256Hex(bytes));
+  });
+
+  it("checks sha1 chunk checksums too, which the tus checksum extension requires", async () => {
+    const bytes = randomBytes(3000);
+    const { url } = await createUpload(bytes.byteLength, { sha256: await sha256Hex(bytes) });
+    const first = bytes.subarray(0, 1000);
+    expect((await patch(url, 0, first, { "Upload-Checksum": `sha1 ${await sha1(first)}` })).status).toBe(204);
+    const chunk = bytes.subarray(1000);
+    const bad = await patch(url, 1000, chunk, { "Upload-Checksum": `sha1 ${await sha1(first)}` });
+    expect(bad.status).toBe(460);
+    expect(bad.headers.get("Upload-Offset")).toBe("1000");
+    // The algorithm's name is case-insensitive; a digest of the wrong size for it is malformed.
+    const wrongSize = await patch(url, 1000, chunk, { "Upload-Checksum": `sha1 ${await sha256Base64(chunk)}` });
+    expect(wrongSize.status).toBe(400);
+    for (const other of ["crc32 AAAAAA==", "sha512 AAAA", "md5 1B2M2Y8AsgTpgAmY7PhCfg=="]) {
+      expect((await patch(url, 1000, chunk, { "Upload-Checksum": other })).status, other).toBe(400);
+    }
+    expect((await head(url)).headers.get("Upload-Offset")).toBe("1000");
+    const good = await patch(url, 1000, chunk, { "Upload-Checksum": `SHA1 ${await sha1(chunk)}` });
+    expect(good.status).toBe(204);
+    expect(good.headers.get("Upload-Offset")).toBe("3000");
+    const done = await SELF.fetch(`${ORIGIN}/files/${handleOf(url)}`, { headers: { Authorization: "Bearer alice" } });
+    expect(await sha256Hex(await bytesOf(done))).toBe(await sha256Hex(bytes));
+  });
+
+  it("refuses a chunked PATCH (no Content-Length) that runs past Upload-Length whole, keeping none of it", async () => {
+    // 10 MiB: two whole 5 MiB parts, so the body that overflows has already filled every part of the file.
+    const bytes = randomBytes(10 * MIB);
+    const sha256 = await sha256Hex(bytes);
+    const { url } = await createUpload(bytes.byteLength, { sha256 });
+    const handle = handleOf(url);
+    expect((await patch(url, 0, bytes.subarray(0, 3 * MIB))).status).toBe(204);
+    for (const excess of [1, MIB]) {
+      const over = await patch(url, 3 * MIB, streamOf([bytes.subarray(3 * MIB), randomBytes(excess)]));
+      expect(over.status).toBe(413);
+      expect(over.headers.get("Upload-Offset")).toBe(String(3 * MIB));
+      expect((await head(url)).headers.get("Upload-Offset")).toBe(String(3 * MIB));
+      const early = await SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
+      expect(early.status).toBe(409);
+      await early.text();
+    }
+    // The same with a chunk checksum (of the bytes that would fit): refused whole too.
+    const checksum = { "Upload-Checksum": `sha256 ${await sha256Base64(bytes.subarray(3 * MIB))}` };
+    const overChecked = await patch(url, 3 * MIB, streamOf([bytes.subarray(3 * MIB), randomBytes(1)]), checksum);
+    expect([overChecked.status, overChecked.headers.get("Upload-Offset")]).toEqual([413, String(3 * MIB)]);
+    // The upload goes on from where it was, and the file is the right bytes.
+    const rest = await patch(url, 3 * MIB, streamOf([bytes.subarray(3 * MIB, 7 * MIB), bytes.subarray(7 * MIB)]));
+    expect(rest.status).toBe(204);
+    expect(rest.headers.get("Upload-Offset")).toBe(String(bytes.byteLength));
+    const done = await SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
+    expect(done.headers.get("ETag")).toBe(`"${sha256}"`);
+    expect(await sha256Hex(await bytesOf(done))).toBe(sha256);
   });
 
   it("resets the upload when the whole file does not match the declared sha256", async () => {
@@ -201,7 +269,7 @@ describe("tus 1.0.0 upload", () => {
   it("creates an empty file ready at once", async () => {
     const { response, url } = await createUpload(0, { sha256: await sha256Hex(new Uint8Array(0)) });
     expect(response.status).toBe(201);
-    expect((await head(url)).headers.get("Upload-Offset")).toBe("0");
+    expect((await head(url, { Authorization: "Bearer alice" })).headers.get("Upload-Offset")).toBe("0");
     const download = await SELF.fetch(`${ORIGIN}/files/${handleOf(url)}`, {
       headers: { Authorization: "Bearer alice" },
     });
