@@ -21,5 +21,7 @@ rm -rf "$TEST_REPORT_DIR"
 # The test command always runs every target: a cached result would not show that this machine can run it.
 status=0
 pnpm exec nx run-many -t build typecheck lint test --skip-nx-cache --outputStyle=stream || status=$?
-if ! pnpm exec node scripts/test-summary.mjs && [ "$status" -eq 0 ]; then status=1; fi
+summary_args=()
+[ "$status" -eq 0 ] || summary_args+=(--targets-failed)
+if ! pnpm exec node scripts/test-summary.mjs "${summary_args[@]}" && [ "$status" -eq 0 ]; then status=1; fi
 exit "$status"

@@ -146,6 +146,8 @@ export async function receiveChunk(
   }
 
   if (ending === "too_long") {
+    // The chunk's digest is never read now, and aborting its writer rejects it: handled here, not left unhandled.
+    chunkDigest?.digest.catch(() => {});
     await chunkWriter?.abort().catch(() => {});
     // Parts recorded for this body go; R2 keeps their bytes until the same part numbers are uploaded again, and
     // complete() only uses the parts recorded here.
