@@ -1,5 +1,5 @@
 import { SELF } from "cloudflare:test";
-import { testTasks } from "durable-mcp-server/testing";
+import { TaskKitError, testTasks } from "durable-mcp-server/testing";
 import { describe, expect, it } from "vitest";
 
 // Drives the Worker's own default export; without `authenticate` its defaults serve loopback Hosts only, which is
@@ -59,9 +59,10 @@ describe("build_report", () => {
   });
 
   it("refuses invalid arguments without starting a task", async () => {
-    const refused = await tasks.start("build_report", { region: "" }).catch((error: { result?: unknown }) => error);
-    expect(refused.result).toMatchObject({ isError: true });
-    expect(refused.result).not.toHaveProperty("taskId");
+    const refused: unknown = await tasks.start("build_report", { region: "" }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TaskKitError);
+    expect((refused as TaskKitError).result).toMatchObject({ isError: true });
+    expect((refused as TaskKitError).result).not.toHaveProperty("taskId");
   });
 });
 
