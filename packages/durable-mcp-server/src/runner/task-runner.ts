@@ -268,7 +268,9 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         if (error instanceof TestingSeamError) return { ok: false, refused: error.message };
         throw error;
       }
-      if (reply.wake && record) {
+      // The alarm already set stays as it is, so that the kit's runDurableObjectAlarm runs it (and the run) now,
+      // rather than racing one that fires by itself; only a task with no alarm gets one.
+      if (reply.wake && record && (await this.ctx.storage.getAlarm()) === null) {
         this.wakeRequested = true;
         await this.arm(now);
       }

@@ -255,7 +255,8 @@ export class TestTask {
     const reply = await this.#kit.seam(
       step === undefined ? { op: "wake", taskId: this.id } : { op: "wake", taskId: this.id, step },
     );
-    // The alarm may also fire on its own first; either way the run happens once (the runner ignores a second).
+    // The seam leaves the task's alarm where it was (an hour's sleep: an hour ahead), so this runs it, and the
+    // run, before returning.
     await runDurableObjectAlarm(this.#kit.runner(this.id));
     return reply.steps;
   }
