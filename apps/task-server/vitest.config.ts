@@ -3,6 +3,9 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // The harness's MCP client is the library's (durable-mcp-server/testing/mcp-client): resolve the library to its
+  // source like the rest of the workspace (docs/testing.md), before vite's default server conditions.
+  ssr: { resolve: { conditions: ["durable-mcp-source", "module", "node", "development|production"] } },
   test: {
     include: ["e2e/**/*.test.ts"],
     globalSetup: ["e2e/wrangler-server.ts"],

@@ -2,7 +2,13 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
-  plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.jsonc" } })],
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.jsonc" },
+      // Only under tests: lets durable-mcp-server/testing make sleeps due now and mock steps (refused without it).
+      miniflare: { bindings: { DURABLE_MCP_TESTING: true } },
+    }),
+  ],
   // Resolve packages as `wrangler dev` and `wrangler deploy` would: wrangler's own WRANGLER_BUILD_CONDITIONS, when set,
   // adds resolve conditions (the repository this starter comes from uses it to run it on the library's source).
   ssr: { resolve: { conditions: process.env["WRANGLER_BUILD_CONDITIONS"]?.split(",") ?? [] } },

@@ -2,7 +2,13 @@ import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
-  plugins: [cloudflareTest({ wrangler: { configPath: "./test/wrangler.jsonc" } })],
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: "./test/wrangler.jsonc" },
+      // Turns on the TaskRunner's test-only seam that durable-mcp-server/testing uses (docs/testing.md).
+      miniflare: { bindings: { DURABLE_MCP_TESTING: true } },
+    }),
+  ],
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 30_000,

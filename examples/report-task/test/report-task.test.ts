@@ -1,54 +1,23 @@
 import { SELF } from "cloudflare:test";
-import type { CreateTaskResult, GetTaskResult } from "durable-mcp-server";
+import { TaskKitError, testTasks } from "durable-mcp-server/testing";
 import { describe, expect, it } from "vitest";
 
-// A Tasks-aware client's requests: the 2026-07-28 envelope with the Tasks extension declared.
-async function mcp<Result = Record<string, unknown>>(method: string, params: Record<string, unknown>, name?: string) {
-  // A loopback URL: without `authenticate` the defaults serve loopback Hosts only.
-  const response = await SELF.fetch("http://localhost/mcp", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": method,
-      ...(name ? { "mcp-name": name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
-        },
-      },
-    }),
-  });
-  return (await response.json()) as { result?: Result; error?: { code: number } };
-}
-
-async function untilFinal(taskId: string) {
-  for (let i = 0; i < 500; i++) {
-    const { result } = await mcp<GetTaskResult>("tasks/get", { taskId }, taskId);
-    if (result && ["completed", "failed", "cancelled"].includes(result.status)) return result;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error("the task did not finish");
-}
+// Drives the Worker's own default export; without `authenticate` its defaults serve loopback Hosts only, which is
+// what the kit calls.
+const tasks = testTasks();
 
 describe("build_report", () => {
   it("returns a task at once and completes after a retried step and a durable sleep", async () => {
-    const created = await mcp<CreateTaskResult>(
-      "tools/call",
-      { name: "build_report", arguments: { region: "emea", coolDown: 50 } },
-      "build_report",
-    );
-    expect(created.result).toMatchObject({ resultType: "task", status: "working" });
-    const task = await untilFinal(created.result!.taskId);
-    expect(task).toMatchObject({
-      status: "completed",
+    // An hour's cool-down: the test does not wait for it, the kit makes it due.
+    const task = await tasks.start("build_report", { region: "emea", coolDown: 60_000 });
+    expect((await task.get()).status).toBe("working");
+    await task.waitForStep("cool down", "waiting");
+    expect(await task.steps()).toMatchObject([
+      { name: "fetch figures", state: "done", attempts: 2 },
+      { name: "cool down", kind: "sleep", state: "waiting" },
+    ]);
+    expect(await task.wake()).toEqual(["cool down"]);
+    expect(await task.waitFor("completed")).toMatchObject({
       statusMessage: "fetched figures for emea",
       result: {
         content: [{ type: "text", text: "# emea\nRevenue: 4000" }],
@@ -57,24 +26,32 @@ describe("build_report", () => {
     });
   });
 
+  it("replays from its journal after its TaskRunner is evicted", async () => {
+    const task = await tasks.start("build_report", { region: "latam", coolDown: 60_000, flakyAttempts: 0 });
+    await task.waitForStep("cool down", "waiting");
+    await task.evict();
+    await task.wake();
+    const done = await task.waitFor("completed");
+    expect(done.result).toMatchObject({ structuredContent: { region: "latam", revenue: 5000 } });
+    expect(await task.steps()).toMatchObject([{ name: "fetch figures", attempts: 1 }, {}, { name: "render" }]);
+  });
+
   it("reports a step that keeps failing as a repairable tool error", async () => {
-    // Four attempts (the first plus 3 retries) all fail.
-    const created = await mcp<CreateTaskResult>(
-      "tools/call",
-      { name: "build_report", arguments: { region: "apac", coolDown: 0, flakyAttempts: 4 } },
+    // The upstream's failure injected by step name: the step fails as if every retry had.
+    const task = await tasks.start(
       "build_report",
+      { region: "apac" },
+      { inject: { "fetch figures": { error: { message: "upstream timeout for apac" } } } },
     );
-    const task = await untilFinal(created.result!.taskId);
-    expect(task).toMatchObject({
-      status: "completed",
+    expect(await task.waitFor("completed")).toMatchObject({
       result: {
         isError: true,
         structuredContent: {
           error: {
             code: "step_failed",
             retryable: true,
-            message: "upstream timeout for apac (attempt 4)",
-            details: { step: "fetch figures", attempts: 4 },
+            message: "upstream timeout for apac",
+            details: { step: "fetch figures" },
           },
         },
       },
@@ -82,9 +59,10 @@ describe("build_report", () => {
   });
 
   it("refuses invalid arguments without starting a task", async () => {
-    const reply = await mcp("tools/call", { name: "build_report", arguments: { region: "" } }, "build_report");
-    expect(reply.result).toMatchObject({ isError: true });
-    expect(reply.result).not.toHaveProperty("taskId");
+    const refused: unknown = await tasks.start("build_report", { region: "" }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TaskKitError);
+    expect((refused as TaskKitError).result).toMatchObject({ isError: true });
+    expect((refused as TaskKitError).result).not.toHaveProperty("taskId");
   });
 });
 

@@ -19,6 +19,14 @@ import { migrate, schemaVersion } from "./schema.js";
 import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
 import { taskDefinitionOf, type TaskRegistry } from "./task-definition.js";
 import {
+  applyTestingOp,
+  assertTestingEnabled,
+  TESTING_SEAM,
+  TestingSeamError,
+  type TestingAnswer,
+  type TestingOp,
+} from "./testing-seam.js";
+import {
   FINAL_STATUSES,
   TaskStore,
   type Ending,
@@ -233,6 +241,40 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           if (listener) this.listeners.delete(listener);
         },
       });
+    }
+
+    /**
+     * The test-only seam (runner/testing-seam.ts, docs/testing.md): refused unless the env has DURABLE_MCP_TESTING.
+     * Deliberately not in TaskRunnerRpc. It waits for a run under way to end, so it never writes under one. Off, it
+     * throws; on, a misuse is answered as a refusal.
+     */
+    async [TESTING_SEAM](op: TestingOp): Promise<TestingAnswer> {
+      assertTestingEnabled(this.env);
+      for (let waitedMs = 0; this.running; waitedMs += 10) {
+        if (waitedMs >= 10_000) throw new Error("a run of this task is still under way after 10 s");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      // A step outcome may be injected before the task exists: its journal is then waiting for it.
+      if (!this.ready && op?.op === "inject") {
+        migrate(this.ctx.storage, 0);
+        this.ready = true;
+      }
+      const record = this.ready ? this.store.read() : null;
+      const now = Date.now();
+      let reply;
+      try {
+        reply = applyTestingOp(op, record, this.journal, now);
+      } catch (error) {
+        if (error instanceof TestingSeamError) return { ok: false, refused: error.message };
+        throw error;
+      }
+      // The alarm already set stays as it is, so that the kit's runDurableObjectAlarm runs it (and the run) now,
+      // rather than racing one that fires by itself; only a task with no alarm gets one.
+      if (reply.wake && record && (await this.ctx.storage.getAlarm()) === null) {
+        this.wakeRequested = true;
+        await this.arm(now);
+      }
+      return { ok: true, reply };
     }
 
     override async alarm(): Promise<void> {

@@ -413,7 +413,8 @@ function utf8Length(text: string): number {
   return text.length * 3 <= MAX_STEP_RESULT_BYTES ? text.length : new TextEncoder().encode(text).byteLength;
 }
 
-function serializeResult(step: string, value: unknown, limit: number): string | null {
+/** The JSON text a step result is journaled as; StepResultError when it is not JSON or over `limit` bytes. */
+export function serializeResult(step: string, value: unknown, limit: number): string | null {
   if (value === undefined) return null;
   let text: string | undefined;
   try {

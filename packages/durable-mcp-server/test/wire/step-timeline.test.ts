@@ -1,33 +1,46 @@
+// Through durable-mcp-server/testing: its `get()` asks for the timeline, its raw client's `getTask` does not.
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { STEPS_META } from "../../src/index.js";
-import { callTaskUntil, envelope, final, rpc } from "../jsonrpc.js";
+import { RpcError, testTasks, type StepTimelineEntry } from "../../src/testing/index.js";
+import type { FixtureEnv } from "../fixtures/worker.js";
 
-const withTimeline = { _meta: { ...envelope(true), [STEPS_META]: true } };
+const asCaller = (path: string, principal: string) =>
+  testTasks({
+    url: `http://fixture.test${path}`,
+    binding: (env as unknown as FixtureEnv).MCP_TASK_RUNNER,
+    principal,
+    headers: { authorization: `Bearer ${principal}` },
+  });
 
 describe("step timeline", () => {
   for (const path of ["/mcp", "/mcp-sdk"]) {
     it(`comes with tasks/get when the request asks for it (${path})`, async () => {
-      const { task } = await callTaskUntil("send_report", { to: "ada@example.com", pages: 2 }, final, { path });
-      expect(task.status).toBe("completed");
-      const plain = (await rpc("tasks/get", { taskId: task.taskId }, { path })).body.result!;
+      const kit = asCaller(path, "alice");
+      const task = await kit.start("send_report", { to: "ada@example.com", pages: 2 });
+      const done = await task.waitFor("completed");
+      const plain = await kit.client.getTask(task.id);
       expect(plain._meta?.[STEPS_META]).toBeUndefined();
 
-      const reply = await rpc("tasks/get", { taskId: task.taskId, ...withTimeline }, { path });
-      const timeline = reply.body.result!._meta[STEPS_META];
+      const timeline = done._meta?.[STEPS_META] as unknown as { total: number; steps: StepTimelineEntry[] };
       expect(timeline.total).toBe(3);
-      expect(timeline.steps.map((step: { name: string }) => step.name)).toEqual(["build", "cool-down", "send"]);
+      expect(timeline.steps.map((step) => step.name)).toEqual(["build", "cool-down", "send"]);
       for (const step of timeline.steps) {
         expect(step).toMatchObject({ state: "done", startedAt: expect.any(String), updatedAt: expect.any(String) });
         expect(step.durationMs).toBeGreaterThanOrEqual(0);
-        expect(Date.parse(step.updatedAt) - Date.parse(step.startedAt)).toBe(step.durationMs);
+        expect(Date.parse(step.updatedAt) - Date.parse(step.startedAt!)).toBe(step.durationMs);
       }
-      expect(timeline.steps.map((step: { kind: string }) => step.kind)).toEqual(["do", "sleep", "do"]);
-      expect(timeline.steps[0].attempts).toBe(1);
+      expect(timeline.steps.map((step) => step.kind)).toEqual(["do", "sleep", "do"]);
+      expect(timeline.steps[0]!.attempts).toBe(1);
       // The 20 ms sleep lasted at least that long.
-      expect(timeline.steps[1].durationMs).toBeGreaterThanOrEqual(20);
+      expect(timeline.steps[1]!.durationMs).toBeGreaterThanOrEqual(20);
       // Another principal learns nothing, timeline or not.
-      const foreign = await rpc("tasks/get", { taskId: task.taskId, ...withTimeline }, { path, principal: "mallory" });
-      expect(foreign.body.error?.code).toBe(-32602);
+      const foreign = await asCaller(path, "mallory")
+        .task(task.id)
+        .get()
+        .catch((error: Error) => error.cause);
+      expect(foreign).toBeInstanceOf(RpcError);
+      expect((foreign as RpcError).error).toMatchObject({ code: -32602 });
     });
   }
 });
