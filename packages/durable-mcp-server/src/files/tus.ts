@@ -1,9 +1,9 @@
 import { isFileHandleShape } from "../ids.js";
 import { fromBase64 } from "../util/encoding.js";
+import { corsHeaders, plain } from "../util/http.js";
 import type { FileAccess } from "./file-runner.js";
 import { FileTooLargeError, type FileService } from "./file-service.js";
 import type { FileRecord } from "./file-store.js";
-import { corsHeaders, plain } from "./http-common.js";
 import type { ChunkChecksum } from "./upload.js";
 
 /**

@@ -28,7 +28,7 @@ describe("encoding", () => {
     for (const [plain, base64, hex] of vectors) {
       expect(toBase64(text(plain))).toBe(base64);
       expect(toHex(text(plain))).toBe(hex);
-      expect(toHex(text(plain).buffer)).toBe(hex);
+      expect(toHex(new Uint8Array(text(plain)).buffer)).toBe(hex);
       expect([...fromBase64(base64)]).toEqual([...text(plain)]);
     }
   });
