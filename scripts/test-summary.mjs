@@ -15,6 +15,7 @@ const expected = [
   "conformance-server",
   "bench-server",
   "install-check",
+  "test-harness",
 ];
 
 function countsOf(report) {

@@ -1,3 +1,4 @@
+/// <reference lib="esnext.typedarrays" />
 // The gate in front of the page's agent: what the Worker checks before a request reaches a TaskWatcher.
 //
 // - POST /agents/session opens (or finds) this browser's session: the Worker sets an HttpOnly, SameSite=Strict
@@ -45,16 +46,16 @@ function fromOwnOrigin(request: Request, requireOrigin: boolean): boolean {
   return site === null || site === "same-origin" || site === "none";
 }
 
+// The Worker's runtime converts bytes itself (Uint8Array toBase64/fromBase64/toHex, declared by the lib referenced
+// at the top); the page, which runs in browsers that may lack them, keeps its own hex.
 function base64url(bytes: ArrayBuffer | Uint8Array): string {
-  let binary = "";
-  for (const byte of new Uint8Array(bytes)) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return new Uint8Array(bytes).toBase64({ alphabet: "base64url", omitPadding: true });
 }
 
+/** The bytes of unpadded base64url; undefined for text that is not (a length of 4n + 1 would make the decoder throw). */
 function fromBase64url(text: string): Uint8Array<ArrayBuffer> | undefined {
-  if (!/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
-  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  if (!/^[A-Za-z0-9_-]+$/.test(text) || text.length % 4 === 1) return undefined;
+  return Uint8Array.fromBase64(text, { alphabet: "base64url" });
 }
 
 async function sessionKey(env: GateEnv): Promise<CryptoKey | undefined> {
@@ -85,7 +86,7 @@ async function validSecret(key: CryptoKey, secret: string): Promise<boolean> {
 /** The agent's name for a session secret: 32 hex characters of its SHA-256 (which does not give the secret back). */
 export async function agentName(secret: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", encoder.encode(`watcher-agent:${secret}`));
-  return Array.from(new Uint8Array(digest).slice(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
+  return new Uint8Array(digest, 0, 16).toHex();
 }
 
 function cookieSecret(request: Request): string | undefined {

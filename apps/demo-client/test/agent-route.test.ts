@@ -224,6 +224,22 @@ describe("the page's agent route", () => {
     expect(await upgradeStatus(path, { origin, cookie: owner.cookie })).toBe(101);
   });
 
+  it("treats a cookie whose signature is not base64url-decodable as no session, never 500", async () => {
+    const { body } = await openSession(newClient());
+    const path = `/agents/task-watcher/${body.name}`;
+    const id = randomBytes(24).toString("base64url");
+    // Characters of the alphabet, but a length no base64 has (4n + 1), or nothing at all after the dot.
+    for (const tag of ["a", "abcde", "x".repeat(41), ""]) {
+      const cookie = `watcher_session=${id}.${tag}`;
+      const get = await fetch(`${origin}${path}`, { headers: { origin, cookie } });
+      expect(get.status, tag).toBe(403);
+      expect(await get.json()).toMatchObject({ error: "no_session" });
+      const replaced = await openSession(newClient(), { cookie });
+      expect(replaced.status, tag).toBe(200);
+      expect(replaced.cookie).not.toBe(cookie);
+    }
+  });
+
   it("refuses a malformed agent name with 400, never 500", async () => {
     const { cookie } = await openSession(newClient());
     for (const name of ["a".repeat(10_000), "a".repeat(65), "a%20b", "a.b", "a/b"]) {

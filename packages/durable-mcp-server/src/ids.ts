@@ -1,3 +1,5 @@
+import { toBase64Url } from "./util/encoding.js";
+
 /**
  * Task ids are bearer handles: 24 random bytes (192 bits) from the platform CSPRNG, base64url-encoded.
  * The one id generator of the runtime.
@@ -31,12 +33,6 @@ export function newFileHandle(): string {
 export async function fileHandleForStep(taskId: string, step: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`file\u0000${taskId}\u0000${step}`));
   return `file_${toBase64Url(new Uint8Array(digest).slice(0, 24))}`;
-}
-
-export function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
 const TASK_ID_SHAPE = /^[A-Za-z0-9_-]{32}$/;

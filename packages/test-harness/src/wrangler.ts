@@ -22,6 +22,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parse as parseJsoncText, printParseErrorCode, type ParseError } from "jsonc-parser";
 import { McpHttpClient, sleep } from "./mcp.ts";
 
 export const workspaceRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -166,28 +167,20 @@ export async function killGroup(pgid: number, signal: NodeJS.Signals, graceMs = 
   }
 }
 
-/** Parses JSON with comments and trailing commas (a wrangler.jsonc). */
+/**
+ * Parses JSON with comments and trailing commas (a wrangler.jsonc) with `jsonc-parser`, the parser wrangler itself
+ * uses. It recovers from errors by default; here any error throws, naming the first one and its line:column.
+ */
 export function parseJsonc(text: string): unknown {
-  let json = "";
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i]!;
-    if (char === '"') {
-      let end = i + 1;
-      while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
-      json += text.slice(i, end + 1);
-      i = end;
-    } else if (char === "/" && text[i + 1] === "/") {
-      while (i + 1 < text.length && text[i + 1] !== "\n") i++;
-    } else if (char === "/" && text[i + 1] === "*") {
-      const end = text.indexOf("*/", i + 2);
-      i = end < 0 ? text.length : end + 1;
-    } else if (char === "," && /^\s*[}\]]/.test(text.slice(i + 1).replace(/^(\s|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*/, " "))) {
-      // a trailing comma: dropped
-    } else {
-      json += char;
-    }
+  const errors: ParseError[] = [];
+  const value: unknown = parseJsoncText(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const [first] = errors;
+  if (first) {
+    const before = text.slice(0, first.offset).split("\n");
+    const where = `${before.length}:${before.at(-1)!.length + 1}`;
+    throw new SyntaxError(`JSONC: ${printParseErrorCode(first.error)} at ${where}`);
   }
-  return JSON.parse(json);
+  return value;
 }
 
 async function answersDiscover(url: string, headers: Record<string, string>): Promise<boolean> {

@@ -1,4 +1,5 @@
 import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
+import { expiryOf } from "../util/expiry.js";
 import { PROGRESS_META, type DetailedTask } from "../wire/task-shapes.js";
 
 /** Where a result handed to a client without the extension names the task it came from. */
@@ -65,7 +66,8 @@ export function cancelledResult(task: DetailedTask, tool: string): ToolResult {
 
 function liveHandle(task: DetailedTask, tool: string, names: FacadeNames): ToolResult {
   const taskId = task.taskId;
-  const expiresAt = task.ttlMs === null ? null : new Date(Date.parse(task.createdAt) + task.ttlMs).toISOString();
+  const expiry = expiryOf(Date.parse(task.createdAt), task.ttlMs);
+  const expiresAt = expiry === null ? null : new Date(expiry).toISOString();
   const pollMs = task.pollIntervalMs ?? 1_000;
   const progress = task._meta?.[PROGRESS_META] as number | undefined;
   const questions: Question[] = Object.entries(task.inputRequests ?? {}).map(([key, request]) => ({

@@ -1,6 +1,6 @@
 import { objectKey, type FileAccess } from "./file-runner.js";
 import type { FileService } from "./file-service.js";
-import { plain } from "./http-common.js";
+import { plain, withCorsHeaders } from "../util/http.js";
 
 /**
  * GET/HEAD of a ready file: the bytes from R2 with `Content-Length`, `Content-Type`, a strong `ETag` (its sha256),
@@ -38,16 +38,10 @@ export async function serveDownload(request: Request, service: FileService, acce
   if (range) headers["Content-Range"] = `bytes ${range.offset}-${range.offset + range.length - 1}/${file.size}`;
   headers["Content-Length"] = String(slice.length);
   if (request.method === "HEAD" || slice.length === 0)
-    return new Response(null, { status, headers: withCors(headers) });
+    return new Response(null, { status, headers: withCorsHeaders(headers) });
   const object = await service.bucket.get(objectKey(file.handle), range ? { range } : {});
   if (!object) throw new Error(`the bytes of ready file ${file.handle} are missing from the bucket`);
-  return new Response(object.body, { status, headers: withCors(headers) });
-}
-
-function withCors(headers: Record<string, string>): Headers {
-  const merged = new Headers(plain(200, undefined).headers);
-  for (const [name, value] of Object.entries(headers)) merged.set(name, value);
-  return merged;
+  return new Response(object.body, { status, headers: withCorsHeaders(headers) });
 }
 
 /**

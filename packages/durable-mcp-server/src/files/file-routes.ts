@@ -1,7 +1,7 @@
 import type { FileAccess } from "./file-runner.js";
 import type { FileService } from "./file-service.js";
 import { serveDownload } from "./download.js";
-import { plain } from "./http-common.js";
+import { plain } from "../util/http.js";
 import { checkTusVersion, tusCreate, tusDelete, tusHead, tusOptions, tusPatch } from "./tus.js";
 
 /** Resolves the caller of an unsigned request: a principal, or the Response (a 401) to answer with. */

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { applyMigrations, schemaVersion } from "../storage/migrations.js";
+import { expiryOf } from "../util/expiry.js";
 import { FILE_MIGRATIONS, FileStore, type FileRecord } from "./file-store.js";
 import type { UrlScope } from "./signed-urls.js";
 import {
@@ -253,7 +254,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       this.init();
       const now = Date.now();
       const { handle, principal, name, mimeType, size } = file;
-      const timing = { createdAt: now, expiresAt: now + file.ttlMs };
+      const timing = { createdAt: now, expiresAt: expiryOf(now, file.ttlMs) };
       this.store.insert({
         handle,
         principal,

@@ -1,4 +1,5 @@
 import { isFileHandleShape, newFileHandle } from "../ids.js";
+import { expiryOf } from "../util/expiry.js";
 import type { FileAccess, FileRunnerRpc, NewFile } from "./file-runner.js";
 import { objectKey } from "./file-runner.js";
 import type { FileRecord } from "./file-store.js";
@@ -129,7 +130,7 @@ export class FileService {
 
   /** A short-lived signed download URL (`files.urlTtl`) and when it stops working. */
   async downloadUrl(handle: string): Promise<{ url: string; expiresAt: number }> {
-    const expiresAt = Date.now() + this.settings.urlTtlMs;
+    const expiresAt = expiryOf(Date.now(), this.settings.urlTtlMs);
     return { url: await this.signer.sign(this.fileUrl(handle), "download", handle, expiresAt), expiresAt };
   }
 

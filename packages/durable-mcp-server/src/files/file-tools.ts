@@ -3,6 +3,7 @@ import * as z from "zod";
 import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
 import { FileTooLargeError, toFileView, type FileService, type FileView } from "./file-service.js";
 import { isFileHandleShape } from "../ids.js";
+import { fromBase64, toBase64 } from "../util/encoding.js";
 import { fileNotReady, unknownFile } from "./file-envelopes.js";
 import type { FileRecord } from "./file-store.js";
 import type { WriteOutcome } from "./upload.js";
@@ -242,7 +243,7 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
         const bytes = await caller.files.read(file, offset, count);
         const next = offset + count;
         return ok(
-          { handle, offset, length: count, data: encodeBase64(bytes), nextOffset: next, eof: next === file.size },
+          { handle, offset, length: count, data: toBase64(bytes), nextOffset: next, eof: next === file.size },
           `${count} bytes of ${handle} at ${offset}${next === file.size ? " (end of file)" : `; next offset ${next}`}.`,
         );
       }) as never,
@@ -407,18 +408,8 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
+/** Canonical base64 only (padded, no whitespace): a tool argument is checked, not repaired. */
 function decodeBase64(text: string): Uint8Array | null {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return null;
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
-
-function encodeBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (let i = 0; i < bytes.byteLength; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
+  return fromBase64(text);
 }

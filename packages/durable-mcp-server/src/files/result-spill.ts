@@ -1,6 +1,6 @@
 import type { ResultSpill } from "../steps/engine.js";
 import type { FilesSettings } from "./file-service.js";
-import { toHex } from "./upload.js";
+import { toHex } from "../util/encoding.js";
 
 function prefix(taskId: string): string {
   return `results/${taskId}/`;

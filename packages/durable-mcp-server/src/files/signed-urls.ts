@@ -1,4 +1,4 @@
-import { toBase64Url } from "../ids.js";
+import { fromBase64Url, toBase64Url } from "../util/encoding.js";
 
 /** What a signed URL lets its bearer do: move bytes into an upload, or read a finished file. */
 export type UrlScope = "upload" | "download";
@@ -52,11 +52,4 @@ export class UrlSigner {
 
 function payload(scope: UrlScope, handle: string, exp: number): string {
   return `durable-mcp-file/v1\n${scope}\n${handle}\n${exp}`;
-}
-
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
 }

@@ -3,7 +3,8 @@ import { fileHandleForStep } from "../ids.js";
 import { fileNotReady, unknownFile } from "./file-envelopes.js";
 import { objectKey } from "./file-runner.js";
 import type { FileService } from "./file-service.js";
-import { partSizeFor, toHex } from "./upload.js";
+import { toHex } from "../util/encoding.js";
+import { partSizeFor } from "./upload.js";
 
 /** A file as a task's journal keeps it: plain JSON, so it replays like any step result. */
 export type FileRef = {

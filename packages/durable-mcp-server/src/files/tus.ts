@@ -1,8 +1,9 @@
 import { isFileHandleShape } from "../ids.js";
+import { fromBase64 } from "../util/encoding.js";
+import { corsHeaders, plain } from "../util/http.js";
 import type { FileAccess } from "./file-runner.js";
 import { FileTooLargeError, type FileService } from "./file-service.js";
 import type { FileRecord } from "./file-store.js";
-import { corsHeaders, plain } from "./http-common.js";
 import type { ChunkChecksum } from "./upload.js";
 
 /**
@@ -171,11 +172,4 @@ function parseChecksum(header: string | null): ChunkChecksum | null | "unsupport
   } catch {
     return "malformed";
   }
-}
-
-function fromBase64(text: string): Uint8Array {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
 }

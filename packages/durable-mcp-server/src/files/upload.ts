@@ -1,3 +1,4 @@
+import { toHex } from "../util/encoding.js";
 import type { FileRecord, FileStore } from "./file-store.js";
 
 /** R2 multipart rules: parts of 5 MiB or more, all equal but the last, at most 10,000 of them. */
@@ -229,10 +230,6 @@ export async function hashObject(bucket: R2Bucket, key: string, size: number): P
   const hasher = new crypto.DigestStream("SHA-256");
   await object.body.pipeTo(hasher);
   return toHex(await hasher.digest);
-}
-
-export function toHex(buffer: ArrayBuffer): string {
-  return [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 function concat(chunks: Uint8Array[]): Uint8Array {

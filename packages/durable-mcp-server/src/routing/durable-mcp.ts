@@ -9,7 +9,7 @@ import { ErrorCodes } from "../errors/codes.js";
 import { defineFileRunner, type FileRunnerClass } from "../files/file-runner.js";
 import { routeFileRequest } from "../files/file-routes.js";
 import { FileService, type FilesSettings } from "../files/file-service.js";
-import { corsHeaders } from "../files/http-common.js";
+import { corsHeaders, withCors } from "../util/http.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
 import { JsonRpcError } from "../errors/errors.js";
 import type { TaskEventLevel } from "../task-events.js";
@@ -306,10 +306,4 @@ function bodyRefusal(read: JsonBody): Response | null {
     default:
       return null;
   }
-}
-
-function withCors(response: Response): Response {
-  const copy = new Response(response.body, response);
-  for (const [name, value] of Object.entries(corsHeaders())) copy.headers.set(name, value);
-  return copy;
 }

@@ -1,3 +1,4 @@
+import { backoffDelayMs, equalJitter } from "../util/backoff.js";
 import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "../runner/task-runner.js";
 import type { NewTask } from "../runner/task-store.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
@@ -55,8 +56,9 @@ export class RunnerClient {
         return await fn(runner);
       } catch (error) {
         if (!isTransient(error) || attempt >= this.retry.attempts) throw error;
-        const ceiling = this.retry.baseDelayMs * 2 ** (attempt - 1) * (isOverloaded(error) ? 4 : 1);
-        const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+        // An overloaded object gets four times the room to recover.
+        const ceiling = backoffDelayMs("exponential", this.retry.baseDelayMs, attempt) * (isOverloaded(error) ? 4 : 1);
+        const delay = equalJitter(ceiling);
         console.warn("TaskRunner call failed, retrying", {
           taskId,
           attempt,

@@ -6,6 +6,7 @@ import { runWithJournal, type EngineHost, type RunOutcome } from "../steps/engin
 import { FileService, type FilesSettings } from "../files/file-service.js";
 import { deleteSpilledResults, resultSpill } from "../files/result-spill.js";
 import { StepJournal } from "../steps/journal.js";
+import { expiryOf } from "../util/expiry.js";
 import {
   STEPS_META,
   TIMELINE_LIMIT,
@@ -292,7 +293,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         this.events(record)("task_purged");
         return this.purge();
       }
-      const expiresAt = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
+      const expiresAt = expiryOf(record.createdAt, record.ttlMs);
       if (expiresAt !== null && now >= expiresAt && !FINAL_STATUSES.has(record.status)) {
         this.events(record)("task_expired", { ttlMs: record.ttlMs });
         this.finish({
@@ -411,7 +412,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         // A final task waits for nothing but its purge, whatever steps were still pending when it ended.
         next = record.purgeAt;
       } else {
-        const expiresAt = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
+        const expiresAt = expiryOf(record.createdAt, record.ttlMs);
         const candidates = [this.journal.nextWake(), expiresAt, this.wakeRequested ? now : null];
         const due = candidates.filter((t): t is number => t !== null);
         next = due.length > 0 ? Math.min(...due) : null;
@@ -431,7 +432,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const record = this.store.read();
       if (!record) return false;
       const now = Date.now();
-      const expiresAt = record.ttlMs === null ? null : record.createdAt + record.ttlMs;
+      const expiresAt = expiryOf(record.createdAt, record.ttlMs);
       // A task without a TTL is kept until someone deletes it; otherwise it goes a grace period after expiry.
       const purgeAt = expiresAt === null ? null : Math.max(expiresAt, now) + purgeGraceMs;
       const won = this.store.end(ending, now, purgeAt);

@@ -1,6 +1,7 @@
+import { backoffDelayMs, type Backoff } from "../util/backoff.js";
 import { toMilliseconds, type Duration } from "./duration.js";
 
-export type Backoff = "constant" | "linear" | "exponential";
+export type { Backoff };
 
 /** Per-step configuration, shaped like Cloudflare Workflows' `WorkflowStepConfig`. */
 export interface StepConfig {
@@ -36,12 +37,5 @@ export function resolveStepConfig(config: StepConfig | undefined): ResolvedStepC
 
 /** Wait before attempt `failedAttempt + 1`, where attempts count from 1. */
 export function retryDelayMs(config: ResolvedStepConfig, failedAttempt: number): number {
-  switch (config.backoff) {
-    case "constant":
-      return config.delayMs;
-    case "linear":
-      return config.delayMs * failedAttempt;
-    case "exponential":
-      return config.delayMs * 2 ** (failedAttempt - 1);
-  }
+  return backoffDelayMs(config.backoff, config.delayMs, failedAttempt);
 }

@@ -1,4 +1,4 @@
-import { toBase64Url } from "../ids.js";
+import { toBase64Url } from "../util/encoding.js";
 
 /**
  * A task's step-key salt: 32 random bytes (256 bits) from the platform CSPRNG, base64url. Created with the task and

@@ -1,4 +1,7 @@
 /**
+ * CORS headers and short plain-text responses: the one place the library writes them (the file endpoints and the
+ * router's answers around them). Workers have no CORS helper of their own, hence these few lines.
+ *
  * Browsers move bytes with signed URLs or bearer credentials, never cookies, so any origin may call the file
  * endpoints; the headers tus and ranged downloads need are allowed and exposed.
  */
@@ -28,4 +31,18 @@ export function plain(status: number, message: string | undefined, headers: Reco
       ...headers,
     },
   });
+}
+
+/** `headers` over the CORS headers (a given header replaces a CORS one of the same name). */
+export function withCorsHeaders(headers: Record<string, string>): Headers {
+  const merged = new Headers(corsHeaders());
+  for (const [name, value] of Object.entries(headers)) merged.set(name, value);
+  return merged;
+}
+
+/** A copy of `response` carrying the CORS headers (they replace any of the same name it had). */
+export function withCors(response: Response): Response {
+  const copy = new Response(response.body, response);
+  for (const [name, value] of Object.entries(corsHeaders())) copy.headers.set(name, value);
+  return copy;
 }
