@@ -10,8 +10,8 @@ export type {
 } from "./server/mcp-server.js";
 export { durableMcp } from "./routing/durable-mcp.js";
 export type { Authenticate, Caller, DurableMcp, DurableMcpOptions, FilesOptions } from "./routing/durable-mcp.js";
-export type { TaskRunnerClass } from "./runner/task-runner.js";
-export type { FileRunnerClass } from "./files/file-runner.js";
+export type { TaskRunnerClass, TaskRunnerRpc } from "./runner/task-runner.js";
+export type { FileRunnerClass, FileRunnerRpc } from "./files/file-runner.js";
 export type { TaskEventLevel } from "./task-events.js";
 export type { Duration } from "./steps/duration.js";
 export type { Backoff, StepConfig } from "./steps/retry-policy.js";
