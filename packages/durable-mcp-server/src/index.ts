@@ -37,7 +37,7 @@ export type { ErrorEnvelope, ErrorEnvelopeCode } from "./errors/envelope.js";
 export { TASKS_EXTENSION } from "./wire/protocol.js";
 export { fileLink, FILE_TOOL_NAMES } from "./files/file-tools.js";
 export type { FileView } from "./files/file-service.js";
-export type { ArtifactBody, ArtifactSpec, FileRef, InputFile, TaskFiles } from "./files/task-files.js";
+export type { ArtifactBody, ArtifactSpec, FileRef, InputFile, TaskFiles } from "./steps/types.js";
 export type { CreateTaskResult, DetailedTask, GetTaskResult, Task } from "./wire/task-shapes.js";
 export { PROGRESS_META, STEPS_META } from "./wire/task-shapes.js";
 export type { StepTimelineEntry } from "./steps/journal.js";

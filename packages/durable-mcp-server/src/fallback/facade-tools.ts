@@ -3,8 +3,8 @@ import * as z from "zod";
 import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
 import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner.js";
-import type { RunnerClient } from "../routing/runner-client.js";
-import { checkElicitAnswer } from "../wire/elicit-answer.js";
+import type { RunnerClient } from "../runner/runner-client.js";
+import { checkElicitAnswer } from "../runner/elicit-answer.js";
 import { cancelledResult, taskViewResult, type FacadeNames } from "./task-view.js";
 
 export interface FacadeRuntime {

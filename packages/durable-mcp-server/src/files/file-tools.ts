@@ -3,6 +3,7 @@ import * as z from "zod";
 import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
 import { FileTooLargeError, toFileView, type FileService, type FileView } from "./file-service.js";
 import { isFileHandleShape } from "../ids.js";
+import { TOOL_CHUNK_BYTES } from "../limits.js";
 import { fromBase64, toBase64 } from "../util/encoding.js";
 import { fileNotReady, unknownFile } from "./file-envelopes.js";
 import type { FileRecord } from "./file-store.js";
@@ -12,9 +13,6 @@ export interface FileToolsRuntime {
   principal: string;
   files: FileService;
 }
-
-/** Largest chunk `file_upload_write` takes and `file_download_read` returns (bytes, before base64). */
-export const TOOL_CHUNK_BYTES = 1024 * 1024;
 
 /** The names hosts and models meet files by. */
 export const FILE_TOOL_NAMES = [

@@ -3,62 +3,19 @@ import { fileHandleForStep } from "../ids.js";
 import { fileNotReady, unknownFile } from "./file-envelopes.js";
 import { objectKey } from "./file-runner.js";
 import type { FileService } from "./file-service.js";
+import type { ArtifactBody, FileRef, FileStep, TaskFiles } from "../steps/types.js";
 import { toHex } from "../util/encoding.js";
 import { partSizeFor } from "./upload.js";
 
-/** A file as a task's journal keeps it: plain JSON, so it replays like any step result. */
-export type FileRef = {
-  handle: string;
-  name: string;
-  mimeType: string;
-  size: number;
-  sha256: string;
-  /** Where the owner (with their credentials) downloads it. */
-  uri: string;
-};
-
-/** An input file a handler reads. Bytes are streamed from R2, never journaled. */
-export interface InputFile extends FileRef {
-  stream(): Promise<ReadableStream<Uint8Array>>;
-  bytes(): Promise<Uint8Array>;
-  text(): Promise<string>;
-}
-
-export type ArtifactBody = string | Uint8Array | ArrayBuffer | ReadableStream<Uint8Array>;
-
-export interface ArtifactSpec {
-  name: string;
-  mimeType?: string;
-  /** The bytes, or a function producing them (it runs only when the step runs, not on replay). */
-  body: ArtifactBody | (() => ArtifactBody | Promise<ArtifactBody>);
-}
-
-/** `step.files`: files in and out of a task handler. */
-export interface TaskFiles {
-  /**
-   * Opens a file the task's caller uploaded. Throws a RepairableError (`unknown_file`, `file_not_ready`) the task
-   * ends with unless the handler catches it; `param` names the task argument that held the handle (default
-   * "handle"), so the envelope points the caller at it.
-   */
-  open(handle: string, options?: { param?: string }): Promise<InputFile>;
-  /**
-   * Writes an artifact as the step `step`: its bytes go to R2 and it gets a handle the caller can download. Once
-   * the step finished, replays return the same FileRef without writing again; a step that runs again after a
-   * crash writes the same handle.
-   */
-  write(step: string, spec: ArtifactSpec): Promise<FileRef>;
-}
-
-/** What the TaskRunner lends the engine for `step.files`. */
+/** What the TaskRunner lends `step.files`: whose files, and the deployment's file service. */
 export interface TaskFilesHost {
   taskId: string;
   principal: string;
   service: () => FileService;
 }
 
-type DoStep = (name: string, fn: () => Promise<FileRef>) => Promise<FileRef>;
-
-export function createTaskFiles(host: TaskFilesHost, doStep: DoStep): TaskFiles {
+/** `step.files` over the deployment's file service; `doStep` journals an artifact write as a `step.do`. */
+export function createTaskFiles(host: TaskFilesHost, doStep: FileStep): TaskFiles {
   return {
     async open(handle, options = {}) {
       const param = options.param ?? "handle";

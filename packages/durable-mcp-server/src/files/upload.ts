@@ -1,9 +1,7 @@
+import { MAX_PARTS, MIN_PART_BYTES } from "../limits.js";
 import { toHex } from "../util/encoding.js";
 import type { FileRecord, FileStore } from "./file-store.js";
 
-/** R2 multipart rules: parts of 5 MiB or more, all equal but the last, at most 10,000 of them. */
-const MIN_PART_BYTES = 5 * 1024 * 1024;
-const MAX_PARTS = 10_000;
 const MIB = 1024 * 1024;
 /** Received bytes are kept in SQLite rows of at most this size (a value may be at most 2 MB). */
 const PENDING_ROW_BYTES = MIB;

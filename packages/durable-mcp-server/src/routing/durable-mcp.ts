@@ -9,16 +9,16 @@ import { ErrorCodes } from "../errors/codes.js";
 import { defineFileRunner, type FileRunnerClass } from "../files/file-runner.js";
 import { routeFileRequest } from "../files/file-routes.js";
 import { FileService, type FilesSettings } from "../files/file-service.js";
-import { corsHeaders, withCors } from "../util/http.js";
+import { corsHeaders, jsonRpcErrorResponse, withCors } from "../util/http.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
 import { JsonRpcError } from "../errors/errors.js";
 import type { TaskEventLevel } from "../task-events.js";
 import { defineTaskRunner, type TaskRunnerClass } from "../runner/task-runner.js";
 import { bindTaskRuntime, registerFileToolsOnce, type McpServer } from "../server/mcp-server.js";
-import { MAX_BODY_BYTES, MAX_JSON_DEPTH, readJsonBody, type JsonBody } from "../wire/json-body.js";
+import { DEFAULT_MAX_FILE_BYTES, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "../limits.js";
+import { readJsonBody, type JsonBody } from "../wire/json-body.js";
 import { batchRefusal, hostPolicy, hostRefusal } from "./request-guards.js";
-import { jsonRpcErrorResponse } from "./responses.js";
-import { RunnerClient } from "./runner-client.js";
+import { RunnerClient } from "../runner/runner-client.js";
 import { isTaskMethodRequest, serveTaskMethod } from "./task-fast-path.js";
 import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
 
@@ -254,8 +254,6 @@ export function durableMcp<Env>(
   return { TaskRunner, FileRunner, fetch, serve, serveFiles, handler };
 }
 
-const GIB = 1024 * 1024 * 1024;
-
 function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSettings & { tools: boolean }) | undefined {
   if (!option) return undefined;
   const given = option === true ? {} : option;
@@ -267,7 +265,7 @@ function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSetting
     bucketBinding: given.bucket ?? "FILES",
     secretBinding: given.secret ?? "FILE_URL_SECRET",
     path,
-    maxSize: given.maxSize ?? 4 * GIB,
+    maxSize: given.maxSize ?? DEFAULT_MAX_FILE_BYTES,
     ttlMs: toMilliseconds(given.ttl ?? "24 hours"),
     urlTtlMs: toMilliseconds(given.urlTtl ?? "15 minutes"),
     publicUrl: given.publicUrl?.replace(/\/+$/, ""),

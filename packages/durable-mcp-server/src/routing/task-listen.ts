@@ -2,19 +2,18 @@ import { classifyInboundRequest, SUBSCRIPTION_ID_META_KEY } from "@modelcontextp
 import { ErrorCodes } from "../errors/codes.js";
 import { JsonRpcError } from "../errors/errors.js";
 import { isTaskIdShape } from "../ids.js";
+// MAX_LISTEN_TASK_IDS: each id is a Durable Object call, and each owned one holds a stream; LISTEN_CONCURRENCY keeps
+// one request from monopolising the isolate.
+import { LISTEN_CONCURRENCY, MAX_LISTEN_TASK_IDS } from "../limits.js";
 import type { TaskAccess } from "../runner/task-runner.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY } from "../wire/protocol.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
 import { mapBounded } from "./bounded.js";
-import { jsonRpcErrorResponse } from "./responses.js";
-import type { RunnerClient } from "./runner-client.js";
+import { jsonRpcErrorResponse } from "../util/http.js";
+import type { RunnerClient } from "../runner/runner-client.js";
 
 const LISTEN = "subscriptions/listen";
 const KEEPALIVE_MS = 15_000;
-/** Most task ids one listen may name: each is a Durable Object call, and each owned one holds a stream. */
-export const MAX_LISTEN_TASK_IDS = 100;
-/** TaskRunner calls a listen has in flight at once, so that one request cannot monopolise the isolate. */
-export const LISTEN_CONCURRENCY = 8;
 
 interface ListenContext {
   principal: string;

@@ -5,17 +5,13 @@ import { envelopeFor, toolErrorResult, toToolResult } from "../errors/envelope.j
 import { runWithJournal, type EngineHost, type RunOutcome } from "../steps/engine.js";
 import { FileService, type FilesSettings } from "../files/file-service.js";
 import { deleteSpilledResults, resultSpill } from "../files/result-spill.js";
+import { createTaskFiles } from "../files/task-files.js";
 import { StepJournal } from "../steps/journal.js";
 import { expiryOf } from "../util/expiry.js";
-import {
-  STEPS_META,
-  TIMELINE_LIMIT,
-  toDetailedTask,
-  toTask,
-  type DetailedTask,
-  type Task,
-} from "../wire/task-shapes.js";
-import { checkInputAnswer } from "../wire/elicit-answer.js";
+import { STEPS_META, type DetailedTask, type Task } from "../wire/task-shapes.js";
+import { MAX_RUN_FAILURES, SEAM_RUN_WAIT_MS, TIMELINE_LIMIT } from "../limits.js";
+import { checkInputAnswer } from "./elicit-answer.js";
+import { toDetailedTask, toTask } from "./task-view.js";
 import { migrate, schemaVersion } from "./schema.js";
 import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
 import { taskDefinitionOf, type TaskRegistry } from "./task-definition.js";
@@ -51,7 +47,6 @@ export interface TaskRunnerOptions<Env> {
 
 const DEFAULT_ALARM_BUDGET_MS = 10 * 60_000;
 const DEFAULT_PURGE_GRACE_MS = 60_000;
-const MAX_RUN_FAILURES = 3;
 
 /** The `principal` binding every call carries: a foreign principal sees exactly what an unknown id sees. */
 export interface TaskAccess {
@@ -252,7 +247,9 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     async [TESTING_SEAM](op: TestingOp): Promise<TestingAnswer> {
       assertTestingEnabled(this.env);
       for (let waitedMs = 0; this.running; waitedMs += 10) {
-        if (waitedMs >= 10_000) throw new Error("a run of this task is still under way after 10 s");
+        if (waitedMs >= SEAM_RUN_WAIT_MS) {
+          throw new Error(`a run of this task is still under way after ${SEAM_RUN_WAIT_MS / 1000} s`);
+        }
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       // A step outcome may be injected before the task exists: its journal is then waiting for it.
@@ -480,7 +477,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       let service: FileService | undefined;
       const files = () => (service ??= FileService.fromEnv(settings, this.env, record.origin ?? "http://localhost"));
       return {
-        files: { taskId: record.taskId, principal: record.principal, service: files },
+        files: (doStep) =>
+          createTaskFiles({ taskId: record.taskId, principal: record.principal, service: files }, doStep),
         spill: resultSpill(() => files().bucket, record.taskId),
       };
     }

@@ -1,7 +1,8 @@
 import type { JsonRpcErrorObject } from "../errors/errors.js";
 import { newStepKeySalt } from "../steps/step-keys.js";
+import type { TaskStatus } from "../wire/task-shapes.js";
 
-export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+export type { TaskStatus };
 export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
 
 /** The durable record of one task, as its TaskRunner holds it. */

@@ -3,7 +3,8 @@
 // retry back-off due now, and journal a `step.do` outcome by name (a mocked step). Both go through the step journal's
 // own writes, so the next run replays them like any other journaled step. It is a single RPC method under an odd
 // name, outside the typed TaskRunnerRpc, and refuses unless the Worker's env has the binding a test config sets.
-import { MAX_STEP_RESULT_BYTES, serializeResult } from "../steps/engine.js";
+import { MAX_STEP_NAME_LENGTH, MAX_STEP_RESULT_BYTES } from "../limits.js";
+import { serializeResult } from "../steps/engine.js";
 import type { StepJournal, StepRecord } from "../steps/journal.js";
 import { FINAL_STATUSES, type TaskRecord } from "./task-store.js";
 
@@ -113,8 +114,8 @@ function inject(
   now: number,
 ): TestingReply {
   const { step: name, outcome } = op;
-  if (typeof name !== "string" || name.length === 0 || name.length > 256) {
-    throw new TestingSeamError("a step name must be a non-empty string of at most 256 characters");
+  if (typeof name !== "string" || name.length === 0 || name.length > MAX_STEP_NAME_LENGTH) {
+    throw new TestingSeamError(`a step name must be a non-empty string of at most ${MAX_STEP_NAME_LENGTH} characters`);
   }
   const hasResult = typeof outcome === "object" && outcome !== null && "result" in outcome;
   const hasError = typeof outcome === "object" && outcome !== null && "error" in outcome;

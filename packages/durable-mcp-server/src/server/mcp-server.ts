@@ -17,9 +17,10 @@ import * as z from "zod";
 import { ErrorCodes } from "../errors/codes.js";
 import { toolErrorResult, type ToolResult } from "../errors/envelope.js";
 import { newTaskId, taskIdForKey } from "../ids.js";
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_LISTED_ISSUES } from "../limits.js";
 import { cancelTask, getTask, updateTask } from "./task-methods.js";
 import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/task-definition.js";
-import type { RunnerClient } from "../routing/runner-client.js";
+import type { RunnerClient } from "../runner/runner-client.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
 import type { Step } from "../steps/types.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
@@ -333,8 +334,11 @@ function idempotencyKeyOf(ctx: ServerContext): string | undefined {
   const fromMeta = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[IDEMPOTENCY_KEY_META];
   const key = typeof fromMeta === "string" ? fromMeta : (ctx.http?.req?.headers.get("idempotency-key") ?? undefined);
   if (key === undefined) return undefined;
-  if (key.length === 0 || key.length > 255) {
-    throw new ProtocolError(ErrorCodes.InvalidParams, "An idempotency key must be 1 to 255 characters long");
+  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw new ProtocolError(
+      ErrorCodes.InvalidParams,
+      `An idempotency key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters long`,
+    );
   }
   return key;
 }
@@ -362,9 +366,6 @@ function validateSync(
   }
   return result.issues ? { ok: false, issues: result.issues } : { ok: true, value: result.value };
 }
-
-/** How many schema issues the envelope lists; the rest are counted in `details.more`. */
-const MAX_LISTED_ISSUES = 10;
 
 /**
  * The one envelope for arguments that fail a tool's input schema (docs/errors.md, `invalid_arguments`): `param` is

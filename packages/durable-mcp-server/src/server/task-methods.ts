@@ -2,8 +2,8 @@ import { ProtocolError } from "@modelcontextprotocol/server";
 import { ErrorCodes } from "../errors/codes.js";
 import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner.js";
-import type { RunnerClient } from "../routing/runner-client.js";
-import { MAX_STEP_RESULT_BYTES } from "../steps/engine.js";
+import type { RunnerClient } from "../runner/runner-client.js";
+import { MAX_STEP_RESULT_BYTES } from "../limits.js";
 import { STEPS_META, type DetailedTask } from "../wire/task-shapes.js";
 
 /** Who is asking, and how to reach runners: what every `tasks/*` method needs. */

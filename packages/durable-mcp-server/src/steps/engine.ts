@@ -7,7 +7,7 @@ import {
   StepResultError,
   StepTimeoutError,
 } from "../errors/errors.js";
-import { createTaskFiles, type FileRef, type TaskFiles, type TaskFilesHost } from "../files/task-files.js";
+import { MAX_SPILLED_RESULT_BYTES, MAX_STEP_NAME_LENGTH, MAX_STEP_RESULT_BYTES } from "../limits.js";
 import type { TaskEventSink } from "../task-events.js";
 import { toMilliseconds, type Duration } from "./duration.js";
 import type { StepJournal, StepKind, StepRecord } from "./journal.js";
@@ -16,17 +16,16 @@ import { StepKeys } from "./step-keys.js";
 import type {
   ElicitRequest,
   ElicitResult,
+  FileRef,
+  FileStep,
   InputOptions,
   InputRequest,
   Serializable,
   Step,
   StepAttempt,
+  TaskFiles,
 } from "./types.js";
 
-/** Step results are capped like Cloudflare Workflows', well under SQLite's 2 MB row limit. */
-export const MAX_STEP_RESULT_BYTES = 1_048_576;
-/** With a bucket to spill to, larger results go to R2 instead, up to this (they are held in memory on replay). */
-export const MAX_SPILLED_RESULT_BYTES = 32 * 1_048_576;
 /** A journaled result that starts with this is a reference to R2; JSON text never starts with "@". */
 const SPILLED = "@r2:";
 
@@ -54,8 +53,8 @@ export interface EngineHost {
   controllers: Set<AbortController>;
   /** Receives one structured event per step transition. */
   event: TaskEventSink;
-  /** `step.files`, when the deployment has files. */
-  files?: TaskFilesHost;
+  /** Builds `step.files` (given how to journal an artifact write as a step), when the deployment has files. */
+  files?: (doStep: FileStep) => TaskFiles;
   /** Spills results over MAX_STEP_RESULT_BYTES to R2, when the deployment has files. */
   spill?: ResultSpill;
 }
@@ -166,8 +165,8 @@ class StepEngine {
       this.finish({ kind: "cancelled" });
       return "halt";
     }
-    if (typeof name !== "string" || name.length === 0 || name.length > 256) {
-      throw new TypeError("a step name must be a non-empty string of at most 256 characters");
+    if (typeof name !== "string" || name.length === 0 || name.length > MAX_STEP_NAME_LENGTH) {
+      throw new TypeError(`a step name must be a non-empty string of at most ${MAX_STEP_NAME_LENGTH} characters`);
     }
     if (this.visited.has(name)) {
       this.finish({ kind: "diverged", error: new ReplayDivergenceError(name, "the name is used twice") });
@@ -387,7 +386,7 @@ class StepEngine {
         ) as Promise<ElicitResult>,
       requestInput: (name, request, options) => this.inputStep(name, request, options),
       files: this.host.files
-        ? createTaskFiles(this.host.files, (name, fn) => this.doStep(name, undefined, fn) as Promise<FileRef>)
+        ? this.host.files((name, fn) => this.doStep(name, undefined, fn) as Promise<FileRef>)
         : filesDisabled,
       status: async (message, options) => {
         // Replays stay silent: only a run that has passed every journaled step reports status.

@@ -1,6 +1,5 @@
 import type { Duration } from "./duration.js";
 import type { StepConfig } from "./retry-policy.js";
-import type { TaskFiles } from "../files/task-files.js";
 
 /** Step results are stored as JSON: return plain data. */
 export type Serializable =
@@ -65,3 +64,52 @@ export interface Step {
   /** Sets the task's `statusMessage`. Silent while the handler replays journaled steps. */
   status(message: string, options?: { progress?: number }): Promise<void>;
 }
+
+// The types of `step.files`. The engine only hands `step.files` out: the host builds it (files/task-files.ts), given
+// a way to journal an artifact write as a step, so steps/ depends on nothing of files/.
+
+/** A file as a task's journal keeps it: plain JSON, so it replays like any step result. */
+export type FileRef = {
+  handle: string;
+  name: string;
+  mimeType: string;
+  size: number;
+  sha256: string;
+  /** Where the owner (with their credentials) downloads it. */
+  uri: string;
+};
+
+/** An input file a handler reads. Bytes are streamed from R2, never journaled. */
+export interface InputFile extends FileRef {
+  stream(): Promise<ReadableStream<Uint8Array>>;
+  bytes(): Promise<Uint8Array>;
+  text(): Promise<string>;
+}
+
+export type ArtifactBody = string | Uint8Array | ArrayBuffer | ReadableStream<Uint8Array>;
+
+export interface ArtifactSpec {
+  name: string;
+  mimeType?: string;
+  /** The bytes, or a function producing them (it runs only when the step runs, not on replay). */
+  body: ArtifactBody | (() => ArtifactBody | Promise<ArtifactBody>);
+}
+
+/** `step.files`: files in and out of a task handler. */
+export interface TaskFiles {
+  /**
+   * Opens a file the task's caller uploaded. Throws a RepairableError (`unknown_file`, `file_not_ready`) the task
+   * ends with unless the handler catches it; `param` names the task argument that held the handle (default
+   * "handle"), so the envelope points the caller at it.
+   */
+  open(handle: string, options?: { param?: string }): Promise<InputFile>;
+  /**
+   * Writes an artifact as the step `step`: its bytes go to R2 and it gets a handle the caller can download. Once
+   * the step finished, replays return the same FileRef without writing again; a step that runs again after a
+   * crash writes the same handle.
+   */
+  write(step: string, spec: ArtifactSpec): Promise<FileRef>;
+}
+
+/** Journals `fn` as the `step.do` named `name`: how `step.files.write` makes an artifact write a step. */
+export type FileStep = (name: string, fn: () => Promise<FileRef>) => Promise<FileRef>;

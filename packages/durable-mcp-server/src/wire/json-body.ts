@@ -1,9 +1,5 @@
-import { DEFAULT_MAX_REQUEST_BODY_SIZE, readRequestBody } from "@modelcontextprotocol/server";
-
-/** Deepest JSON nesting accepted in a request body (the root object or array is level 1). */
-export const MAX_JSON_DEPTH = 64;
-/** Largest JSON request body, in bytes: the SDK's own default bound, applied on every path. */
-export const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
+import { readRequestBody } from "@modelcontextprotocol/server";
+import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from "../limits.js";
 
 export type JsonBody =
   | { kind: "json"; value: unknown }

@@ -1,6 +1,10 @@
 import type { JsonRpcErrorObject } from "../errors/errors.js";
-import type { StepRecord } from "../steps/journal.js";
-import type { TaskRecord, TaskStatus } from "../runner/task-store.js";
+
+// The SEP-2663 task shapes the wire carries: types and constants only. The runner's records are turned into
+// these by runner/task-view.ts, so that this folder depends on nothing above errors/.
+
+/** A task's status on the wire (and in the runner's record, which stores it as is). */
+export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
 
 /** The flat `Task` of SEP-2663. */
 export interface Task {
@@ -33,36 +37,6 @@ export type GetTaskResult = DetailedTask & { resultType: "complete" };
 export const PROGRESS_META = "durable-mcp-server/progress";
 /**
  * A `tasks/get` whose `_meta` sets this to true gets the step timeline back under the same key of the result's
- * `_meta`: `{ total, steps: [{ name, kind, state, attempts, startedAt, updatedAt, durationMs }] }` (the last 500).
+ * `_meta`: `{ total, steps: [{ name, kind, state, attempts, startedAt, updatedAt, durationMs }] }` (the last `TIMELINE_LIMIT`, limits.ts).
  */
 export const STEPS_META = "durable-mcp-server/steps";
-export const TIMELINE_LIMIT = 500;
-
-export function toTask(record: TaskRecord): Task {
-  const task: Task = {
-    taskId: record.taskId,
-    status: record.status,
-    createdAt: new Date(record.createdAt).toISOString(),
-    lastUpdatedAt: new Date(record.updatedAt).toISOString(),
-    ttlMs: record.ttlMs,
-  };
-  if (record.statusMessage !== null) task.statusMessage = record.statusMessage;
-  if (record.pollIntervalMs !== null) task.pollIntervalMs = record.pollIntervalMs;
-  if (record.progress !== null) task._meta = { [PROGRESS_META]: record.progress };
-  return task;
-}
-
-export function toDetailedTask(record: TaskRecord, pendingInputs: readonly StepRecord[]): DetailedTask {
-  const task: DetailedTask = toTask(record);
-  if (record.status === "input_required") {
-    task.inputRequests = Object.fromEntries(
-      pendingInputs.map((step) => [step.name, JSON.parse(step.request ?? "{}") as InputRequestEntry]),
-    );
-  } else if (record.status === "completed" && record.result !== null) {
-    // The inlined result is the complete 2026-07-28 CallToolResult, resultType included.
-    task.result = { ...(JSON.parse(record.result) as Record<string, unknown>), resultType: "complete" };
-  } else if (record.status === "failed" && record.error !== null) {
-    task.error = JSON.parse(record.error) as JsonRpcErrorObject;
-  }
-  return task;
-}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mapBounded } from "../../src/routing/bounded.js";
-import { LISTEN_CONCURRENCY } from "../../src/routing/task-listen.js";
+import { LISTEN_CONCURRENCY } from "../../src/limits.js";
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
 

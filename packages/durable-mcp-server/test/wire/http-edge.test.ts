@@ -4,7 +4,7 @@
 import { runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/ids.js";
-import { MAX_BODY_BYTES } from "../../src/wire/json-body.js";
+import { MAX_BODY_BYTES } from "../../src/limits.js";
 import { fixtureEnv } from "../helpers.js";
 import { callTaskUntil, envelope, rpc, rpcRequest, sseFrames } from "../jsonrpc.js";
 

@@ -1,6 +1,6 @@
 import { backoffDelayMs, equalJitter } from "../util/backoff.js";
-import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "../runner/task-runner.js";
-import type { NewTask } from "../runner/task-store.js";
+import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "./task-runner.js";
+import type { NewTask } from "./task-store.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
 export interface RetryPolicy {

@@ -1,0 +1,110 @@
+// Checks that the folders of src/ form layers that point one way (design/runtime.md, "Module boundaries"): every
+// relative import in src/**/*.ts must go to the importer's own layer or a lower one. Files directly in src/ (ids.ts,
+// limits.ts, task-events.ts, …) are the lowest layer but one (only util/ is lower); src/index.ts is the exempt top
+// (the public surface re-exports from everywhere). Prints every edge that points up, and every cycle between
+// folders, then exits 1; prints the layer order and exits 0 when there is none. Plain Node, no dependency: the
+// imports are ESM `import`/`export … from` statements with relative specifiers, which a regex reads reliably here
+// (tsc rejects anything else the compiler would resolve differently, e.g. a bare path into src). CI runs it in the
+// package's `lint` target. `node scripts/check-layers.mjs [srcDir]` checks another tree (the check's own test).
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Low to high. A folder may import its own layer and any layer to its left. */
+export const LAYERS = [
+  "util",
+  "(root)",
+  "errors",
+  "storage",
+  "wire",
+  "steps",
+  "files",
+  "runner",
+  "fallback",
+  "server",
+  "routing",
+  "testing",
+];
+
+const srcDir = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), "..", "src"));
+
+function sourceFiles(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith(".ts") && !path.endsWith(".test.ts") ? [path] : [];
+  });
+}
+
+/** The folder a src file belongs to: its first path segment, or "(root)" for files directly in src/. */
+function layerOf(file) {
+  const parts = relative(srcDir, file).split(sep);
+  return parts.length === 1 ? "(root)" : parts[0];
+}
+
+// `import … from "./x.js"`, `import "./x.js"`, `export … from "./x.js"` and `import("./x.js")`, including
+// `import type`; multi-line import lists are matched because `[^;]*?` crosses newlines.
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s(?:[^;'"]*?\sfrom\s*)?["'](\.{1,2}\/[^"']+)["']|import\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g;
+
+const problems = [];
+const edges = new Map(); // "from -> to" => first example "file -> import"
+for (const file of sourceFiles(srcDir)) {
+  const rel = relative(srcDir, file).split(sep).join("/");
+  if (rel === "index.ts") continue;
+  const from = layerOf(file);
+  const text = readFileSync(file, "utf8");
+  for (const match of text.matchAll(IMPORT)) {
+    const specifier = match[1] ?? match[2];
+    const target = resolve(dirname(file), specifier);
+    if (relative(srcDir, target).startsWith("..")) {
+      problems.push(`${rel} imports ${specifier}, outside src/`);
+      continue;
+    }
+    const to = layerOf(target);
+    if (to === from) continue;
+    const key = `${from} -> ${to}`;
+    if (!edges.has(key)) edges.set(key, `${rel} imports ${specifier}`);
+  }
+}
+
+// A tree whose imports the pattern no longer reads would pass vacuously: the library always has edges between folders.
+if (edges.size === 0) problems.push("no import between folders found: the import pattern reads nothing");
+
+const rank = (layer) => LAYERS.indexOf(layer);
+for (const layer of new Set([...edges.keys()].flatMap((key) => key.split(" -> ")))) {
+  if (rank(layer) < 0) problems.push(`folder ${layer}/ has no place in LAYERS (scripts/check-layers.mjs)`);
+}
+for (const [key, example] of edges) {
+  const [from, to] = key.split(" -> ");
+  if (rank(from) >= 0 && rank(to) > rank(from)) problems.push(`upward edge ${key} (e.g. ${example})`);
+}
+
+// Cycles between folders, found on the folder graph itself so that they are reported even if LAYERS were wrong.
+const graph = new Map();
+for (const key of edges.keys()) {
+  const [from, to] = key.split(" -> ");
+  graph.set(from, [...(graph.get(from) ?? []), to]);
+}
+const reported = new Set();
+function walk(node, path) {
+  const at = path.indexOf(node);
+  if (at >= 0) {
+    const cycle = path.slice(at);
+    const canonical = cycle.toSorted().join(",");
+    if (!reported.has(canonical)) {
+      reported.add(canonical);
+      problems.push(`cycle ${[...cycle, node].join(" -> ")}`);
+    }
+    return;
+  }
+  for (const next of graph.get(node) ?? []) walk(next, [...path, node]);
+}
+for (const node of graph.keys()) walk(node, []);
+
+if (problems.length > 0) {
+  console.error(`check-layers: ${problems.length} problem(s) in ${srcDir}`);
+  for (const problem of problems) console.error(`  ${problem}`);
+  process.exit(1);
+}
+console.log(`check-layers: ${edges.size} folder edges, all pointing down (${LAYERS.join(" < ")})`);

@@ -1,0 +1,43 @@
+// Every numeric limit of the runtime in one place (docs/limits.md says what happens at each). A root module, so the
+// lowest layer but util/: any folder may read it. Defaults that are options (ttl, poll interval, retry policy) stay
+// with the option they default; what is here bounds input, storage or fan-out.
+import { DEFAULT_MAX_REQUEST_BODY_SIZE } from "@modelcontextprotocol/server";
+
+const MIB = 1024 * 1024;
+
+// --- Requests (routing/, wire/json-body.ts) ---
+/** Largest JSON request body, in bytes: the SDK's own default bound (4 MiB), applied on every path. */
+export const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
+/** Deepest JSON nesting accepted in a request body (the root object or array is level 1). */
+export const MAX_JSON_DEPTH = 64;
+/** Task ids one `subscriptions/listen` may name (duplicates and malformed ids included). */
+export const MAX_LISTEN_TASK_IDS = 100;
+/** TaskRunner calls a listen makes at a time while it opens its tasks' streams. */
+export const LISTEN_CONCURRENCY = 8;
+/** An idempotency key (`_meta` of `tools/call`) is 1 to this many characters. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/** Schema issues listed in `details.issues` of an `invalid_arguments` envelope; the rest are counted. */
+export const MAX_LISTED_ISSUES = 10;
+
+// --- Steps and the journal (steps/, runner/) ---
+/** Step results (and input answers, per key) are capped like Cloudflare Workflows', under SQLite's 2 MB row. */
+export const MAX_STEP_RESULT_BYTES = MIB;
+/** With a bucket to spill to, larger results go to R2 instead, up to this (they are held in memory on replay). */
+export const MAX_SPILLED_RESULT_BYTES = 32 * MIB;
+/** A step name is 1 to this many characters. */
+export const MAX_STEP_NAME_LENGTH = 256;
+/** Step timeline entries a `tasks/get` returns under `STEPS_META` (the latest ones). */
+export const TIMELINE_LIMIT = 500;
+/** Runs in a row that fail outside the handler before the task ends `failed` (`runtime_error`). */
+export const MAX_RUN_FAILURES = 3;
+/** How long the testing seam waits for a run under way before it gives up. */
+export const SEAM_RUN_WAIT_MS = 10_000;
+
+// --- Files (files/) ---
+/** `files.maxSize` when not given. */
+export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * MIB;
+/** Bytes per `file_upload_write` chunk and per `file_download_read`. */
+export const TOOL_CHUNK_BYTES = MIB;
+/** R2 multipart rules: parts of at least 5 MiB, all equal but the last, at most 10,000 of them. */
+export const MIN_PART_BYTES = 5 * MIB;
+export const MAX_PARTS = 10_000;

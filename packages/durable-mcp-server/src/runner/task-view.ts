@@ -1,0 +1,37 @@
+import type { JsonRpcErrorObject } from "../errors/errors.js";
+import type { StepRecord } from "../steps/journal.js";
+import { PROGRESS_META, type DetailedTask, type InputRequestEntry, type Task } from "../wire/task-shapes.js";
+import type { TaskRecord } from "./task-store.js";
+
+// The runner's durable record as the wire's Task (tasks/get, tasks/update, tasks/cancel, the create answer). It
+// lives beside the record it reads; wire/ holds only the shapes. (The handle a client without the extension sees
+// is built from this DetailedTask by fallback/task-view.ts.)
+
+export function toTask(record: TaskRecord): Task {
+  const task: Task = {
+    taskId: record.taskId,
+    status: record.status,
+    createdAt: new Date(record.createdAt).toISOString(),
+    lastUpdatedAt: new Date(record.updatedAt).toISOString(),
+    ttlMs: record.ttlMs,
+  };
+  if (record.statusMessage !== null) task.statusMessage = record.statusMessage;
+  if (record.pollIntervalMs !== null) task.pollIntervalMs = record.pollIntervalMs;
+  if (record.progress !== null) task._meta = { [PROGRESS_META]: record.progress };
+  return task;
+}
+
+export function toDetailedTask(record: TaskRecord, pendingInputs: readonly StepRecord[]): DetailedTask {
+  const task: DetailedTask = toTask(record);
+  if (record.status === "input_required") {
+    task.inputRequests = Object.fromEntries(
+      pendingInputs.map((step) => [step.name, JSON.parse(step.request ?? "{}") as InputRequestEntry]),
+    );
+  } else if (record.status === "completed" && record.result !== null) {
+    // The inlined result is the complete 2026-07-28 CallToolResult, resultType included.
+    task.result = { ...(JSON.parse(record.result) as Record<string, unknown>), resultType: "complete" };
+  } else if (record.status === "failed" && record.error !== null) {
+    task.error = JSON.parse(record.error) as JsonRpcErrorObject;
+  }
+  return task;
+}
