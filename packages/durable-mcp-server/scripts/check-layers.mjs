@@ -5,7 +5,8 @@
 // folders, then exits 1; prints the layer order and exits 0 when there is none. Plain Node, no dependency: the
 // imports are ESM `import`/`export … from` statements with relative specifiers, which a regex reads reliably here
 // (tsc rejects anything else the compiler would resolve differently, e.g. a bare path into src). CI runs it in the
-// package's `lint` target. `node scripts/check-layers.mjs [srcDir]` checks another tree (the check's own test).
+// package's `lint` target. `node scripts/check-layers.mjs [srcDir]` checks another tree (the check's own test);
+// `--list` also prints what each folder imports (the "imports" column of design/runtime.md).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,7 +27,11 @@ export const LAYERS = [
   "testing",
 ];
 
-const srcDir = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), "..", "src"));
+const args = process.argv.slice(2);
+const list = args.includes("--list");
+const srcDir = resolve(
+  args.find((arg) => !arg.startsWith("--")) ?? join(dirname(fileURLToPath(import.meta.url)), "..", "src"),
+);
 
 function sourceFiles(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -106,5 +111,10 @@ if (problems.length > 0) {
   console.error(`check-layers: ${problems.length} problem(s) in ${srcDir}`);
   for (const problem of problems) console.error(`  ${problem}`);
   process.exit(1);
+}
+if (list) {
+  for (const [from, targets] of [...graph].toSorted(([a], [b]) => rank(a) - rank(b))) {
+    console.log(`${from}: ${targets.toSorted((a, b) => rank(b) - rank(a)).join(", ")}`);
+  }
 }
 console.log(`check-layers: ${edges.size} folder edges, all pointing down (${LAYERS.join(" < ")})`);

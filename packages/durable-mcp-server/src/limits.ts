@@ -1,6 +1,6 @@
 // Every numeric limit of the runtime in one place (docs/limits.md says what happens at each). A root module, so the
-// lowest layer but util/: any folder may read it. Defaults that are options (ttl, poll interval, retry policy) stay
-// with the option they default; what is here bounds input, storage or fan-out.
+// lowest layer but util/: any folder may read it. What is here bounds input, storage or fan-out; defaults that are
+// durations or policies (ttl, poll interval, waitFor, retry policy, files.ttl) stay with the option they default.
 import { DEFAULT_MAX_REQUEST_BODY_SIZE } from "@modelcontextprotocol/server";
 
 const MIB = 1024 * 1024;
