@@ -1,3 +1,5 @@
+import type { McpServer as SdkMcpServer, ToolAnnotations } from "@modelcontextprotocol/server";
+import type * as z from "zod";
 import { describeError, InputTimeoutError, NonRetryableError, StepFailedError, StepResultError } from "./errors.js";
 
 /**
@@ -112,4 +114,18 @@ export function toToolResult(value: unknown): ToolResult {
   }
   const text = value === undefined ? "" : JSON.stringify(value);
   return { content: [{ type: "text", text }] };
+}
+
+/**
+ * Registers a tool whose handler answers with a `ToolResult`. The SDK types its callback's result as its own
+ * `CallToolResult`, which this looser type does not satisfy; this is the one place the two meet (one cast), so the
+ * tools themselves stay typed end to end.
+ */
+export function registerResultTool<S extends z.ZodObject>(
+  server: SdkMcpServer,
+  name: string,
+  config: { title: string; description: string; inputSchema: S; annotations: ToolAnnotations },
+  handler: (args: z.output<S>) => Promise<ToolResult>,
+): void {
+  server.registerTool(name, config, handler as never);
 }

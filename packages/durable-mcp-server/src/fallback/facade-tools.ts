@@ -1,6 +1,6 @@
 import type { McpServer as SdkMcpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
-import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
+import { registerResultTool, toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
 import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner.js";
 import type { RunnerClient } from "../runner/runner-client.js";
@@ -19,7 +19,8 @@ const taskIdArgument = z.string().describe("The taskId a task tool handed out");
  * ordinary tool calls: get (poll), respond (answer its questions), cancel. Same principal binding as `tasks/*`.
  */
 export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, runtime: () => FacadeRuntime): void {
-  server.registerTool(
+  registerResultTool(
+    server,
     names.get,
     {
       title: "Check on a background task",
@@ -31,11 +32,12 @@ export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, ru
     },
     async ({ taskId }) => {
       const found = await inspect(runtime(), taskId);
-      return (found.ok ? taskViewResult(found.task, found.tool, names) : found.error) as never;
+      return found.ok ? taskViewResult(found.task, found.tool, names) : found.error;
     },
   );
 
-  server.registerTool(
+  registerResultTool(
+    server,
     names.respond,
     {
       title: "Answer a background task's question",
@@ -51,7 +53,7 @@ export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, ru
     async ({ taskId, answers }) => {
       const caller = runtime();
       const found = await inspect(caller, taskId);
-      if (!found.ok) return found.error as never;
+      if (!found.ok) return found.error;
       const pending = found.task.inputRequests ?? {};
       if (found.task.status !== "input_required" || Object.keys(pending).length === 0) {
         return envelopeResult({
@@ -59,17 +61,18 @@ export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, ru
           message: `Task ${taskId} is ${found.task.status} and is not waiting for an answer.`,
           retryable: false,
           recoveryHint: `Call ${names.get} to see what the task is doing.`,
-        }) as never;
+        });
       }
       const problem = checkAnswers(answers, pending);
-      if (problem) return envelopeResult(problem) as never;
+      if (problem) return envelopeResult(problem);
       await caller.runners.update(access(caller, taskId), answers);
       const after = await inspect(caller, taskId);
-      return (after.ok ? taskViewResult(after.task, after.tool, names) : after.error) as never;
+      return after.ok ? taskViewResult(after.task, after.tool, names) : after.error;
     },
   );
 
-  server.registerTool(
+  registerResultTool(
+    server,
     names.cancel,
     {
       title: "Cancel a background task",
@@ -80,21 +83,21 @@ export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, ru
     async ({ taskId }) => {
       const caller = runtime();
       const found = await inspect(caller, taskId);
-      if (!found.ok) return found.error as never;
+      if (!found.ok) return found.error;
       if (["completed", "failed", "cancelled"].includes(found.task.status)) {
         return envelopeResult({
           code: "already_final",
           message: `Task ${taskId} already ended ${found.task.status}; nothing was changed.`,
           retryable: false,
           recoveryHint: `Call ${names.get} for its outcome.`,
-        }) as never;
+        });
       }
       await caller.runners.cancel(access(caller, taskId));
       const after = await inspect(caller, taskId);
-      if (!after.ok) return after.error as never;
+      if (!after.ok) return after.error;
       // A task that finished before the cancel reached it keeps (and reports) its own outcome.
-      if (after.task.status === "cancelled") return cancelledResult(after.task, after.tool) as never;
-      return taskViewResult(after.task, after.tool, names) as never;
+      if (after.task.status === "cancelled") return cancelledResult(after.task, after.tool);
+      return taskViewResult(after.task, after.tool, names);
     },
   );
 }

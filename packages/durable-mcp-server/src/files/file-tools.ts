@@ -1,6 +1,6 @@
 import type { McpServer as SdkMcpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
-import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
+import { registerResultTool, toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
 import { FileTooLargeError, toFileView, type FileService, type FileView } from "./file-service.js";
 import { isFileHandleShape } from "../ids.js";
 import { TOOL_CHUNK_BYTES } from "../limits.js";
@@ -44,7 +44,8 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
   const readOnly = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
   const writes = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
 
-  server.registerTool(
+  registerResultTool(
+    server,
     "file_upload_url",
     {
       title: "Get an upload URL for a file",
@@ -98,10 +99,11 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
           `Upload ${file.name} (${file.size} bytes, ${file.offset} received) with a tus client to the uploadUrl; ` +
             `the handle is ${file.handle}.`,
         );
-      }) as never,
+      }),
   );
 
-  server.registerTool(
+  registerResultTool(
+    server,
     "file_download_url",
     {
       title: "Get a download URL for a file",
@@ -127,10 +129,11 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
           },
           `Download ${file.name} (${file.size} bytes, sha256 ${file.sha256}) from the url before it expires.`,
         );
-      }) as never,
+      }),
   );
 
-  server.registerTool(
+  registerResultTool(
+    server,
     "file_upload_open",
     {
       title: "Start a chunked upload through tool calls",
@@ -148,10 +151,11 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
           { ...toFileView(file), chunkBytes: TOOL_CHUNK_BYTES },
           `Opened ${file.handle}; write from offset 0 in chunks of at most ${TOOL_CHUNK_BYTES} bytes.`,
         );
-      }) as never,
+      }),
   );
 
-  server.registerTool(
+  registerResultTool(
+    server,
     "file_upload_write",
     {
       title: "Write a chunk of a file",
@@ -180,10 +184,11 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
           .write({ handle, principal: caller.principal }, offset, new Response(bytes).body!, null, bytes.byteLength);
         if (!outcome) return fail(unknownFile(handle));
         return writeResult(outcome, offset);
-      }) as never,
+      }),
   );
 
-  server.registerTool(
+  registerResultTool(
+    server,
     "file_upload_commit",
     {
       title: "Finish a chunked upload",
@@ -207,10 +212,11 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
           });
         }
         return readyResult(caller.files, file);
-      }) as never,
+      }),
   );
 
-  server.registerTool(
+  registerResultTool(
+    server,
     "file_download_read",
     {
       title: "Read a chunk of a file",
@@ -244,10 +250,11 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
           { handle, offset, length: count, data: toBase64(bytes), nextOffset: next, eof: next === file.size },
           `${count} bytes of ${handle} at ${offset}${next === file.size ? " (end of file)" : `; next offset ${next}`}.`,
         );
-      }) as never,
+      }),
   );
 
-  server.registerTool(
+  registerResultTool(
+    server,
     "file_status",
     {
       title: "Check a file",
@@ -263,7 +270,7 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
         return file.state === "ready"
           ? readyResult(caller.files, file)
           : ok(toFileView(file), `${handle}: ${file.offset} of ${file.size} bytes received.`);
-      }) as never,
+      }),
   );
 }
 
