@@ -1,4 +1,3 @@
-import { JOURNAL_DDL } from "../steps/journal.js";
 import { newStepKeySalt } from "../steps/step-keys.js";
 import { applyMigrations, schemaVersion, type Migration } from "../storage/migrations.js";
 
@@ -7,6 +6,7 @@ import { applyMigrations, schemaVersion, type Migration } from "../storage/migra
  * 1: the task record and the step journal. 2: an index over waiting steps (next wake, pending inputs).
  * 3: the origin the task was created at (the base of its file links). 4: when each step started (the timeline).
  * 5: the task's step-key salt and each `do` step's idempotency key, journaled at its first attempt.
+ * 6: steps keyed by (name, occurrence), and the kinds of external events and patch markers (a rebuilt table).
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -26,7 +26,18 @@ const MIGRATIONS: readonly Migration[] = [
      poll_interval_ms INTEGER,
      purge_at INTEGER
    );
-   ${JOURNAL_DDL}`,
+   CREATE TABLE IF NOT EXISTS steps (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     name TEXT NOT NULL UNIQUE,
+     kind TEXT NOT NULL CHECK (kind IN ('do', 'sleep', 'input')),
+     state TEXT NOT NULL CHECK (state IN ('running', 'waiting', 'done', 'failed')),
+     attempts INTEGER NOT NULL DEFAULT 0,
+     result TEXT,
+     error TEXT,
+     wake_at INTEGER,
+     request TEXT,
+     updated_at INTEGER NOT NULL
+   );`,
   `CREATE INDEX steps_waiting ON steps (wake_at) WHERE state = 'waiting';`,
   `ALTER TABLE task ADD COLUMN origin TEXT;`,
   `ALTER TABLE steps ADD COLUMN started_at INTEGER;`,
@@ -37,6 +48,33 @@ const MIGRATIONS: readonly Migration[] = [
    ALTER TABLE steps ADD COLUMN idempotency_key TEXT;
    UPDATE steps SET idempotency_key = (SELECT task_id FROM task WHERE singleton = 1) || ':' || name
      WHERE kind = 'do';`,
+  // SQLite cannot alter a UNIQUE or CHECK constraint, so the journal is rebuilt in this migration's transaction:
+  // every row keeps its seq (journal order, which replay relies on) and every column; each becomes occurrence 1,
+  // since until now a name could be used once per run. The kinds `event`, `webhook` (external events) and `patch`
+  // (step.patched markers, occurrence 0) are allowed now so that no later feature has to rebuild the table again.
+  `CREATE TABLE steps_v6 (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     name TEXT NOT NULL,
+     occurrence INTEGER NOT NULL CHECK (occurrence >= 0),
+     kind TEXT NOT NULL CHECK (kind IN ('do', 'sleep', 'input', 'event', 'webhook', 'patch')),
+     state TEXT NOT NULL CHECK (state IN ('running', 'waiting', 'done', 'failed')),
+     attempts INTEGER NOT NULL DEFAULT 0,
+     result TEXT,
+     error TEXT,
+     wake_at INTEGER,
+     request TEXT,
+     updated_at INTEGER NOT NULL,
+     started_at INTEGER,
+     idempotency_key TEXT,
+     UNIQUE (name, occurrence)
+   );
+   INSERT INTO steps_v6 (seq, name, occurrence, kind, state, attempts, result, error, wake_at, request, updated_at,
+       started_at, idempotency_key)
+     SELECT seq, name, 1, kind, state, attempts, result, error, wake_at, request, updated_at, started_at,
+       idempotency_key FROM steps ORDER BY seq;
+   DROP TABLE steps;
+   ALTER TABLE steps_v6 RENAME TO steps;
+   CREATE INDEX steps_waiting ON steps (wake_at) WHERE state = 'waiting';`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

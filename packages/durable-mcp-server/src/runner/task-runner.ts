@@ -6,7 +6,7 @@ import { runWithJournal, type EngineHost, type RunOutcome } from "../steps/engin
 import { FileService, type FilesSettings } from "../files/file-service.js";
 import { deleteSpilledResults, resultSpill } from "../files/result-spill.js";
 import { createTaskFiles } from "../files/task-files.js";
-import { StepJournal } from "../steps/journal.js";
+import { StepJournal, stepLabel } from "../steps/journal.js";
 import { expiryOf } from "../util/expiry.js";
 import { STEPS_META, type DetailedTask, type Task } from "../wire/task-shapes.js";
 import { MAX_RUN_FAILURES, SEAM_RUN_WAIT_MS, TIMELINE_LIMIT } from "../limits.js";
@@ -155,7 +155,11 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const record = this.owned(access);
       if (!record) return null;
       if (FINAL_STATUSES.has(record.status)) return { accepted: [] };
-      const asked = new Map(this.journal.pendingInputs().map((step) => [step.name, JSON.parse(step.request ?? "{}")]));
+      const asked = new Map(
+        this.journal
+          .pendingInputs()
+          .map((step) => [stepLabel(step.name, step.occurrence), JSON.parse(step.request ?? "{}")]),
+      );
       for (const [key, value] of Object.entries(responses)) {
         const problem = asked.has(key) ? checkInputAnswer(asked.get(key), value) : null;
         if (problem) return { accepted: [], invalid: { key, ...problem } };

@@ -1,5 +1,5 @@
 import type { JsonRpcErrorObject } from "../errors/errors.js";
-import type { StepRecord } from "../steps/journal.js";
+import { stepLabel, type StepRecord } from "../steps/journal.js";
 import { PROGRESS_META, type DetailedTask, type InputRequestEntry, type Task } from "../wire/task-shapes.js";
 import type { TaskRecord } from "./task-store.js";
 
@@ -25,7 +25,10 @@ export function toDetailedTask(record: TaskRecord, pendingInputs: readonly StepR
   const task: DetailedTask = toTask(record);
   if (record.status === "input_required") {
     task.inputRequests = Object.fromEntries(
-      pendingInputs.map((step) => [step.name, JSON.parse(step.request ?? "{}") as InputRequestEntry]),
+      pendingInputs.map((step) => [
+        stepLabel(step.name, step.occurrence),
+        JSON.parse(step.request ?? "{}") as InputRequestEntry,
+      ]),
     );
   } else if (record.status === "completed" && record.result !== null) {
     // The inlined result is the complete 2026-07-28 CallToolResult, resultType included.

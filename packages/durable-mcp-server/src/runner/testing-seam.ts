@@ -5,7 +5,7 @@
 // name, outside the typed TaskRunnerRpc, and refuses unless the Worker's env has the binding a test config sets.
 import { MAX_STEP_NAME_LENGTH, MAX_STEP_RESULT_BYTES } from "../limits.js";
 import { serializeResult } from "../steps/engine.js";
-import type { StepJournal, StepRecord } from "../steps/journal.js";
+import { parseStepLabel, stepLabel, type StepJournal, type StepRecord } from "../steps/journal.js";
 import { FINAL_STATUSES, type TaskRecord } from "./task-store.js";
 
 /** The seam's method name on the TaskRunner: not a name anyone writes by accident. */
@@ -19,7 +19,10 @@ export type InjectedOutcome = { result: unknown } | { error: { name?: string; me
 export type TestingOp =
   /** Makes waiting steps due now: the named one, or every sleep and retry back-off (input timeouts only by name). */
   | { op: "wake"; taskId: string; step?: string }
-  /** Journals a `do` step's outcome; allowed before the task exists (its TaskRunner is the task id's). */
+  /**
+   * Journals a `do` step's outcome; allowed before the task exists (its TaskRunner is the task id's). `step` is a
+   * label: `name` for the first use of a name, `name#n` for use n (also for `wake`).
+   */
   | { op: "inject"; taskId: string; step: string; outcome: InjectedOutcome };
 
 export interface TestingReply {
@@ -74,7 +77,13 @@ export function applyTestingOp(
   if (record && FINAL_STATUSES.has(record.status)) {
     throw new TestingSeamError(`task ${record.taskId} is ${record.status}: a finished task runs no more steps`);
   }
-  const steps = journal.load();
+  // Steps by label: `name` for the first use of a name, `name#n` for use n (how inputs are keyed on the wire).
+  const steps = new Map(
+    journal
+      .load()
+      .filter((step) => step.kind !== "patch")
+      .map((step) => [stepLabel(step.name, step.occurrence), step]),
+  );
   return op.op === "wake" ? wake(op.taskId, op.step, steps, journal, now) : inject(op, steps, journal, now);
 }
 
@@ -104,7 +113,7 @@ function wake(
     }
   }
   for (const step of due) journal.write({ ...step, wakeAt: now }, now);
-  return { steps: due.map((step) => step.name), wake: true };
+  return { steps: due.map((step) => stepLabel(step.name, step.occurrence)), wake: true };
 }
 
 function inject(
@@ -133,7 +142,7 @@ function inject(
     );
   }
   const base: StepRecord = {
-    name,
+    ...parseStepLabel(name),
     kind: "do",
     state: "done",
     attempts: Math.max(existing?.attempts ?? 0, 1),

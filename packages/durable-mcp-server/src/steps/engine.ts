@@ -10,7 +10,7 @@ import {
 import { MAX_SPILLED_RESULT_BYTES, MAX_STEP_NAME_LENGTH, MAX_STEP_RESULT_BYTES } from "../limits.js";
 import type { TaskEventSink } from "../task-events.js";
 import { toMilliseconds, type Duration } from "./duration.js";
-import type { StepJournal, StepKind, StepRecord } from "./journal.js";
+import { parseStepLabel, stepLabel, type StepJournal, type StepKind, type StepRecord } from "./journal.js";
 import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
 import { StepKeys } from "./step-keys.js";
 import type {
@@ -82,19 +82,28 @@ export function runWithJournal<I>(
 
 type StepBody = (attempt: StepAttempt) => unknown;
 
-/**
- * Which use of its name a step is, counted from 1. Always 1 today: a name used twice in one run is a replay
- * divergence (see enter()). The key format carries it so that counting occurrences later changes no existing key.
- */
-const STEP_OCCURRENCE = 1;
+/** A step's key in the engine's maps: occurrence first, so that no name can make two keys meet. */
+function keyOf(name: string, occurrence: number): string {
+  return `${occurrence}:${name}`;
+}
+
+/** A step this run has claimed: which use of its name it is, and its journal row unless it is new. */
+interface Entry {
+  name: string;
+  occurrence: number;
+  key: string;
+  record: StepRecord | undefined;
+}
 
 const INPUT_METHODS = new Set(["elicitation/create", "sampling/createMessage", "roots/list"]);
 
 class StepEngine {
-  private readonly records: Map<string, StepRecord>;
-  /** Journaled names this run has not reached yet; while any remain, the handler is replaying. */
-  private readonly unvisited: Set<string>;
-  private readonly visited = new Set<string>();
+  /** The journal by step key (keyOf). */
+  private readonly records = new Map<string, StepRecord>();
+  /** Journaled steps (keys) this run has not reached yet; while any remain, the handler is replaying. */
+  private readonly unvisited = new Set<string>();
+  /** Uses of each name so far in this run: the next use of `name` is occurrence `uses.get(name) + 1`. */
+  private readonly uses = new Map<string, number>();
   private inFlight = 0;
   private parked = 0;
   private wakeNow = false;
@@ -106,9 +115,12 @@ class StepEngine {
   private readonly keys: StepKeys;
 
   constructor(private readonly host: EngineHost) {
-    this.records = host.journal.load();
+    for (const record of host.journal.load()) {
+      const key = keyOf(record.name, record.occurrence);
+      this.records.set(key, record);
+      if (record.kind !== "patch") this.unvisited.add(key);
+    }
     this.keys = new StepKeys(host.stepKeySalt);
-    this.unvisited = new Set(this.records.keys());
   }
 
   run<I>(handler: (input: I, step: Step) => Promise<unknown>, input: I): Promise<RunOutcome> {
@@ -156,10 +168,11 @@ class StepEngine {
   }
 
   /**
-   * Claims a step name for this run. Returns its journal record ("new" when there is none), or "halt" when the
-   * run must not go on (cancelled, diverged, or handing off before the alarm's wall-clock limit).
+   * Claims the next use of a step name for this run (occurrences are assigned in call order). Returns the entry
+   * (its journal record, undefined when new), or "halt" when the run must not go on (cancelled, diverged), or
+   * "handoff" before a new step once the alarm's wall-clock budget is spent.
    */
-  private enter(name: string, kind: StepKind): StepRecord | "new" | "halt" | "handoff" {
+  private enter(name: string, kind: StepKind): Entry | "halt" | "handoff" {
     if (this.settled) return "halt";
     if (this.host.isCancelled()) {
       this.finish({ kind: "cancelled" });
@@ -168,28 +181,30 @@ class StepEngine {
     if (typeof name !== "string" || name.length === 0 || name.length > MAX_STEP_NAME_LENGTH) {
       throw new TypeError(`a step name must be a non-empty string of at most ${MAX_STEP_NAME_LENGTH} characters`);
     }
-    if (this.visited.has(name)) {
-      this.finish({ kind: "diverged", error: new ReplayDivergenceError(name, "the name is used twice") });
-      return "halt";
-    }
-    const record = this.records.get(name);
+    const occurrence = (this.uses.get(name) ?? 0) + 1;
+    const key = keyOf(name, occurrence);
+    const record = this.records.get(key);
     if (!record && this.progressed && this.host.now() >= this.host.handoffAt) {
       this.wakeNow = true;
       return "handoff";
     }
-    this.visited.add(name);
-    this.unvisited.delete(name);
-    if (record && record.kind !== kind) {
-      const detail = `the journal holds a "${record.kind}" step where the code now asks for "${kind}"`;
-      this.finish({ kind: "diverged", error: new ReplayDivergenceError(name, detail) });
+    if (occurrence > 1) {
+      this.finish({ kind: "diverged", error: new ReplayDivergenceError(name, "the name is used twice") });
       return "halt";
     }
-    return record ?? "new";
+    this.uses.set(name, occurrence);
+    this.unvisited.delete(key);
+    if (record && record.kind !== kind) {
+      const detail = `the journal holds a "${record.kind}" step where the code now asks for "${kind}"`;
+      this.finish({ kind: "diverged", error: new ReplayDivergenceError(stepLabel(name, occurrence), detail) });
+      return "halt";
+    }
+    return { name, occurrence, key, record };
   }
 
   private write(record: StepRecord): void {
     this.progressed = true;
-    this.records.set(record.name, record);
+    this.records.set(keyOf(record.name, record.occurrence), record);
     this.host.journal.write(record, this.host.now());
   }
 
@@ -198,20 +213,22 @@ class StepEngine {
     const entry = this.enter(name, "do");
     if (entry === "halt") return this.halt();
     if (entry === "handoff") return this.park();
-    if (entry !== "new") {
-      if (entry.state === "done") return this.readResult(entry.result);
-      if (entry.state === "failed") throw stepFailure(entry);
-      if (entry.state === "waiting" && (entry.wakeAt ?? 0) > this.host.now()) return this.park();
+    const { occurrence, record } = entry;
+    const label = stepLabel(name, occurrence);
+    if (record) {
+      if (record.state === "done") return this.readResult(record.result);
+      if (record.state === "failed") throw stepFailure(record);
+      if (record.state === "waiting" && (record.wakeAt ?? 0) > this.host.now()) return this.park();
     }
     // New, due for a retry, or interrupted mid-attempt (state "running" after an eviction or crash).
-    const attempt = (entry === "new" ? 0 : entry.attempts) + 1;
+    const attempt = (record?.attempts ?? 0) + 1;
     // The key journaled at the first attempt is the key for good: a later format change never re-keys a step.
-    let idempotencyKey = entry === "new" ? null : (entry.idempotencyKey ?? null);
+    let idempotencyKey = record?.idempotencyKey ?? null;
     if (idempotencyKey === null) {
       // Counted in flight while the key is derived, so that the run cannot suspend under this step.
       this.inFlight++;
       try {
-        idempotencyKey = await this.keys.derive(name, STEP_OCCURRENCE);
+        idempotencyKey = await this.keys.derive(name, occurrence);
       } finally {
         this.inFlight--;
       }
@@ -219,6 +236,7 @@ class StepEngine {
     }
     const base: StepRecord = {
       name,
+      occurrence,
       kind: "do",
       state: "running",
       attempts: attempt,
@@ -229,26 +247,27 @@ class StepEngine {
       idempotencyKey,
     };
     if (attempt > policy.limit + 1) {
-      const error = { name: "StepInterruptedError", message: `step "${name}" was interrupted on its last attempt` };
-      this.write({ ...base, attempts: attempt - 1, state: "failed", error: JSON.stringify(error) });
-      throw stepFailure(this.records.get(name)!);
+      const error = { name: "StepInterruptedError", message: `step "${label}" was interrupted on its last attempt` };
+      const failed: StepRecord = { ...base, attempts: attempt - 1, state: "failed", error: JSON.stringify(error) };
+      this.write(failed);
+      throw stepFailure(failed);
     }
     this.write(base);
     this.inFlight++;
     const startedAt = this.host.now();
-    this.host.event("step_started", { step: name, attempt });
+    this.host.event("step_started", { step: label, attempt });
     try {
       const limit = this.host.spill ? MAX_SPILLED_RESULT_BYTES : MAX_STEP_RESULT_BYTES;
       const text = serializeResult(
-        name,
-        await this.attempt(name, fn, attempt, idempotencyKey, policy.timeoutMs),
+        label,
+        await this.attempt(label, fn, attempt, idempotencyKey, policy.timeoutMs),
         limit,
       );
-      const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(name, text) : text;
+      const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(label, text) : text;
       // Cancelled while the result was being spilled: the run is over, and a cancelled task journals nothing more.
       if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
       this.write({ ...base, state: "done", result: stored });
-      this.host.event("step_finished", { step: name, attempt, durationMs: this.host.now() - startedAt });
+      this.host.event("step_finished", { step: label, attempt, durationMs: this.host.now() - startedAt });
       return parseJson(text);
     } catch (error) {
       // Aborted by a cancel (or the run already ended): end the run as cancelled if it is not over yet.
@@ -256,13 +275,14 @@ class StepEngine {
       const failed = describeError(error);
       const durationMs = this.host.now() - startedAt;
       if (error instanceof NonRetryableError || attempt > policy.limit) {
-        this.write({ ...base, state: "failed", error: JSON.stringify(failed) });
-        this.host.event("step_failed", { step: name, attempt, durationMs, error: failed.message, cause: failed.name });
-        throw stepFailure(this.records.get(name)!);
+        const final: StepRecord = { ...base, state: "failed", error: JSON.stringify(failed) };
+        this.write(final);
+        this.host.event("step_failed", { step: label, attempt, durationMs, error: failed.message, cause: failed.name });
+        throw stepFailure(final);
       }
       const delayMs = retryDelayMs(policy, attempt);
       this.write({ ...base, state: "waiting", error: JSON.stringify(failed), wakeAt: this.host.now() + delayMs });
-      this.host.event("step_retry_scheduled", { step: name, attempt, durationMs, delayMs, error: failed.message });
+      this.host.event("step_retry_scheduled", { step: label, attempt, durationMs, delayMs, error: failed.message });
       return this.park();
     } finally {
       this.inFlight--;
@@ -309,11 +329,14 @@ class StepEngine {
     const entry = this.enter(name, "sleep");
     if (entry === "halt") return this.halt();
     if (entry === "handoff") return this.park();
-    if (entry !== "new" && entry.state === "done") return;
-    const due = entry === "new" ? wakeAt() : (entry.wakeAt ?? 0);
-    if (!Number.isFinite(due)) throw new RangeError(`step "${name}": cannot sleep until ${due}`);
+    const { occurrence, record: journaled } = entry;
+    const label = stepLabel(name, occurrence);
+    if (journaled?.state === "done") return;
+    const due = journaled ? (journaled.wakeAt ?? 0) : wakeAt();
+    if (!Number.isFinite(due)) throw new RangeError(`step "${label}": cannot sleep until ${due}`);
     const record: StepRecord = {
       name,
+      occurrence,
       kind: "sleep",
       state: "waiting",
       attempts: 0,
@@ -324,12 +347,12 @@ class StepEngine {
     };
     if (due <= this.host.now()) {
       this.write({ ...record, state: "done" });
-      if (entry !== "new") this.host.event("sleep_finished", { step: name });
+      if (journaled) this.host.event("sleep_finished", { step: label });
       return;
     }
-    if (entry === "new") {
+    if (!journaled) {
       this.write(record);
-      this.host.event("sleep_started", { step: name, wakeAt: new Date(due).toISOString() });
+      this.host.event("sleep_started", { step: label, wakeAt: new Date(due).toISOString() });
     }
     return this.park();
   }
@@ -338,14 +361,22 @@ class StepEngine {
     if (!INPUT_METHODS.has(request?.method)) {
       throw new TypeError(`step "${name}": input method must be one of ${[...INPUT_METHODS].join(", ")}`);
     }
+    if (typeof name === "string" && parseStepLabel(name).name !== name) {
+      // `confirm#2` is the key of the second use of `confirm`: an input step of that name would share its key.
+      throw new TypeError(`step "${name}": an input step's name may not end in "#" and a number`);
+    }
     const timeoutMs = options?.timeout === undefined ? undefined : toMilliseconds(options.timeout);
     const entry = this.enter(name, "input");
     if (entry === "halt") return this.halt();
     if (entry === "handoff") return this.park();
-    if (entry === "new") {
+    const { occurrence, record } = entry;
+    // The request's key on the wire: `confirm`, then `confirm#2`, … (unique per task, as the spec requires).
+    const label = stepLabel(name, occurrence);
+    if (!record) {
       const wakeAt = timeoutMs === undefined ? null : this.host.now() + timeoutMs;
       this.write({
         name,
+        occurrence,
         kind: "input",
         state: "waiting",
         attempts: 0,
@@ -354,17 +385,17 @@ class StepEngine {
         wakeAt,
         request: JSON.stringify(request),
       });
-      this.host.event("input_requested", { step: name, method: request.method });
+      this.host.event("input_requested", { step: label, method: request.method });
       this.host.inputRequested();
       return this.park();
     }
-    if (entry.state === "done") return parseJson(entry.result);
-    if (entry.state === "failed") throw new InputTimeoutError(name);
-    if (entry.wakeAt !== null && entry.wakeAt <= this.host.now()) {
+    if (record.state === "done") return parseJson(record.result);
+    if (record.state === "failed") throw new InputTimeoutError(label);
+    if (record.wakeAt !== null && record.wakeAt <= this.host.now()) {
       // The timeout is journaled first; an answer arriving later finds the key no longer outstanding.
-      const timedOut = new InputTimeoutError(name);
-      this.write({ ...entry, state: "failed", error: JSON.stringify(describeError(timedOut)) });
-      this.host.event("input_timed_out", { step: name });
+      const timedOut = new InputTimeoutError(label);
+      this.write({ ...record, state: "failed", error: JSON.stringify(describeError(timedOut)) });
+      this.host.event("input_timed_out", { step: label });
       throw timedOut;
     }
     return this.park();
@@ -435,5 +466,5 @@ function stepFailure(record: StepRecord): StepFailedError {
   const cause = record.error
     ? (JSON.parse(record.error) as { name: string; message: string })
     : { name: "Error", message: "step failed" };
-  return new StepFailedError(record.name, record.attempts, cause.name, cause.message);
+  return new StepFailedError(stepLabel(record.name, record.occurrence), record.attempts, cause.name, cause.message);
 }

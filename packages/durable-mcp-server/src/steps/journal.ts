@@ -1,6 +1,11 @@
 /** One row of the step journal: the durable memory of what a task's handler has already done. */
 export interface StepRecord {
   name: string;
+  /**
+   * Which use of `name` in the run this step is, counted from 1 across every kind of step (as in Cloudflare
+   * Workflows). A journal row is keyed by (name, occurrence). Patch markers use 0: they are not steps.
+   */
+  occurrence: number;
   kind: StepKind;
   state: StepState;
   /** Attempts started so far (a `do` step writes it before each attempt runs). */
@@ -17,11 +22,32 @@ export interface StepRecord {
   idempotencyKey?: string | null;
 }
 
-export type StepKind = "do" | "sleep" | "input";
+/** `event` and `webhook` are reserved for external events; `patch` is a `step.patched` marker. */
+export type StepKind = "do" | "sleep" | "input" | "event" | "webhook" | "patch";
+
+/** The occurrence a patch marker is journaled under: steps count from 1, so a marker never takes a step's key. */
+export const PATCH_OCCURRENCE = 0;
+
+/**
+ * How a step is named to people and on the wire: its name, then `#n` from its second use on (`confirm`,
+ * `confirm#2`). An input request's key in `inputRequests` / `inputResponses` is this label.
+ */
+export function stepLabel(name: string, occurrence: number): string {
+  return occurrence <= 1 ? name : `${name}#${occurrence}`;
+}
+
+/** The step a label names: `name#n` (n ≥ 2) is use n of `name`; anything else is the first use of itself. */
+export function parseStepLabel(label: string): { name: string; occurrence: number } {
+  const match = /^(.+)#([1-9][0-9]{0,8})$/.exec(label);
+  if (match && Number(match[2]) >= 2) return { name: match[1]!, occurrence: Number(match[2]) };
+  return { name: label, occurrence: 1 };
+}
 
 /** One step as the timeline shows it (`tasks/get` with `_meta["durable-mcp-server/steps"]: true`). */
 export interface StepTimelineEntry {
   name: string;
+  /** Which use of `name` this is (from 1; 0 for a patch marker). */
+  occurrence: number;
   kind: StepKind;
   state: StepState;
   attempts: number;
@@ -34,22 +60,9 @@ export interface StepTimelineEntry {
 /** running: an attempt started; waiting: a retry, sleep or input is pending; done / failed: final. */
 export type StepState = "running" | "waiting" | "done" | "failed";
 
-export const JOURNAL_DDL = `
-CREATE TABLE IF NOT EXISTS steps (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  name TEXT NOT NULL UNIQUE,
-  kind TEXT NOT NULL CHECK (kind IN ('do', 'sleep', 'input')),
-  state TEXT NOT NULL CHECK (state IN ('running', 'waiting', 'done', 'failed')),
-  attempts INTEGER NOT NULL DEFAULT 0,
-  result TEXT,
-  error TEXT,
-  wake_at INTEGER,
-  request TEXT,
-  updated_at INTEGER NOT NULL
-);`;
-
 interface StepRow extends Record<string, SqlStorageValue> {
   name: string;
+  occurrence: number;
   kind: string;
   state: string;
   attempts: number;
@@ -60,7 +73,7 @@ interface StepRow extends Record<string, SqlStorageValue> {
   idempotency_key: string | null;
 }
 
-const STEP_COLUMNS = "name, kind, state, attempts, result, error, wake_at, request, idempotency_key";
+const STEP_COLUMNS = "name, occurrence, kind, state, attempts, result, error, wake_at, request, idempotency_key";
 
 /**
  * The SQLite step ledger of one task. `load()` reads the whole journal in one query per run, so resuming a
@@ -69,21 +82,22 @@ const STEP_COLUMNS = "name, kind, state, attempts, result, error, wake_at, reque
 export class StepJournal {
   constructor(private readonly sql: SqlStorage) {}
 
-  load(): Map<string, StepRecord> {
-    const rows = this.sql.exec<StepRow>(`SELECT ${STEP_COLUMNS} FROM steps ORDER BY seq`).toArray();
-    return new Map(rows.map((row) => [row.name, fromRow(row)]));
+  /** Every step, in journal order (the order they were first written). */
+  load(): StepRecord[] {
+    return this.sql.exec<StepRow>(`SELECT ${STEP_COLUMNS} FROM steps ORDER BY seq`).toArray().map(fromRow);
   }
 
   write(record: StepRecord, now: number): void {
     this.sql.exec(
-      `INSERT INTO steps (name, kind, state, attempts, result, error, wake_at, request, updated_at, started_at,
-         idempotency_key)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (name) DO UPDATE SET state = excluded.state, attempts = excluded.attempts,
+      `INSERT INTO steps (name, occurrence, kind, state, attempts, result, error, wake_at, request, updated_at,
+         started_at, idempotency_key)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (name, occurrence) DO UPDATE SET state = excluded.state, attempts = excluded.attempts,
          result = excluded.result, error = excluded.error, wake_at = excluded.wake_at,
          request = excluded.request, updated_at = excluded.updated_at,
          idempotency_key = COALESCE(steps.idempotency_key, excluded.idempotency_key)`,
       record.name,
+      record.occurrence,
       record.kind,
       record.state,
       record.attempts,
@@ -106,19 +120,21 @@ export class StepJournal {
     const steps = this.sql
       .exec<{
         name: string;
+        occurrence: number;
         kind: string;
         state: string;
         attempts: number;
         started_at: number | null;
         updated_at: number;
       }>(
-        `SELECT name, kind, state, attempts, started_at, updated_at FROM
+        `SELECT name, occurrence, kind, state, attempts, started_at, updated_at FROM
            (SELECT * FROM steps ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
         limit,
       )
       .toArray()
       .map((row) => ({
         name: row.name,
+        occurrence: row.occurrence,
         kind: row.kind as StepKind,
         state: row.state as StepState,
         attempts: row.attempts,
@@ -137,13 +153,16 @@ export class StepJournal {
       .map(fromRow);
   }
 
-  /** Records an answer to a pending input request; false when the key is not outstanding. */
-  answerInput(name: string, response: string, now: number): boolean {
+  /** Records an answer to a pending input request (its key is the step's label); false when not outstanding. */
+  answerInput(key: string, response: string, now: number): boolean {
+    const { name, occurrence } = parseStepLabel(key);
     const cursor = this.sql.exec(
-      "UPDATE steps SET state = 'done', result = ?, updated_at = ? WHERE name = ? AND kind = 'input' AND state = 'waiting'",
+      `UPDATE steps SET state = 'done', result = ?, updated_at = ?
+       WHERE name = ? AND occurrence = ? AND kind = 'input' AND state = 'waiting'`,
       response,
       now,
       name,
+      occurrence,
     );
     return cursor.rowsWritten > 0;
   }
@@ -156,18 +175,21 @@ export class StepJournal {
     return row.wake;
   }
 
-  /** Names of the `do` steps that finished, in order: what already succeeded. */
+  /** Labels of the `do` steps that finished, in order: what already succeeded. */
   completedSteps(): string[] {
     return this.sql
-      .exec<{ name: string }>("SELECT name FROM steps WHERE kind = 'do' AND state = 'done' ORDER BY seq")
+      .exec<{ name: string; occurrence: number }>(
+        "SELECT name, occurrence FROM steps WHERE kind = 'do' AND state = 'done' ORDER BY seq",
+      )
       .toArray()
-      .map((row) => row.name);
+      .map((row) => stepLabel(row.name, row.occurrence));
   }
 }
 
 function fromRow(row: StepRow): StepRecord {
   return {
     name: row.name,
+    occurrence: row.occurrence,
     kind: row.kind as StepKind,
     state: row.state as StepState,
     attempts: row.attempts,

@@ -52,7 +52,7 @@ describe("schema migrations", () => {
         .toArray().length,
     }));
     expect(after).toEqual({ version: SCHEMA_VERSION, index: 1 });
-    expect(SCHEMA_VERSION).toBe(5);
+    expect(SCHEMA_VERSION).toBe(6);
     const record = await runInDurableObject(stub, (_, state) => new TaskStore(state.storage.sql).read());
     expect(record).toMatchObject({ taskId, status: "completed", origin: null });
     expect(record?.stepKeySalt).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -105,5 +105,212 @@ describe("schema migrations", () => {
       { name: "notify", key: notify },
     ]);
     expect(await runInDurableObject(stub, (_, state) => schemaVersion(state.storage.sql))).toBe(SCHEMA_VERSION);
+  });
+});
+
+/** A TaskRunner's database as schema 5 left it: the task row and its journal rows, as v5 wrote them. */
+async function v5Task(
+  steps: Array<{ name: string; kind: string; state: string; attempts?: number; result?: string; key?: string }>,
+  options: { wakeAt?: number; request?: string } = {},
+) {
+  const taskId = newTaskId();
+  const probeName = `probe-${taskId}`;
+  const stub = fixtureEnv.TASK_RUNNER.get(fixtureEnv.TASK_RUNNER.idFromName(taskId)) as unknown as DurableObjectStub &
+    TaskRunnerRpc;
+  await runInDurableObject(stub, (_, state) => {
+    migrate(state.storage, 0, 5);
+    const now = Date.now();
+    state.storage.sql.exec(
+      `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms,
+         poll_interval_ms, origin, step_key_salt) VALUES (1, ?, 'alice', 'in_flight', ?, ?, ?, ?, 60000, 100, NULL,
+         'v5-salt-0123456789abcdef0123456789abcdef012')`,
+      taskId,
+      JSON.stringify({ probe: probeName }),
+      steps.some((step) => step.kind === "input" && step.state === "waiting") ? "input_required" : "working",
+      now,
+      now,
+    );
+    for (const step of steps) {
+      state.storage.sql.exec(
+        `INSERT INTO steps (name, kind, state, attempts, result, wake_at, request, updated_at, started_at,
+           idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        step.name,
+        step.kind,
+        step.state,
+        step.attempts ?? 0,
+        step.result ?? null,
+        step.state === "waiting" && step.kind === "sleep" ? (options.wakeAt ?? now) : null,
+        step.kind === "input" ? (options.request ?? null) : null,
+        now,
+        now,
+        step.key ?? null,
+      );
+    }
+    return state.storage.setAlarm(now + 60_000);
+  });
+  expect(await runInDurableObject(stub, (_, state) => schemaVersion(state.storage.sql))).toBe(5);
+  // A bodies' run before the deploy, as the done rows say.
+  const probe = probeFor(probeName);
+  for (const step of steps) if (step.kind === "do" && step.state === "done") await probe.hit(step.name);
+  return { taskId, stub, probe, access: { taskId, principal: "alice" } };
+}
+
+const journal = (stub: DurableObjectStub, columns = "seq, name, occurrence, kind, state, idempotency_key AS key") =>
+  runInDurableObject(stub, (_, state) => state.storage.sql.exec(`SELECT ${columns} FROM steps ORDER BY seq`).toArray());
+const confirm = {
+  method: "elicitation/create",
+  params: {
+    mode: "form",
+    message: "Go on?",
+    requestedSchema: { type: "object", properties: { go: { type: "boolean" } } },
+  },
+};
+
+async function resume(task: Awaited<ReturnType<typeof v5Task>>) {
+  await evictDurableObject(task.stub);
+  // The new instance migrates on start; its alarm resumes the task up to the input request.
+  await runDurableObjectAlarm(task.stub);
+  const asked = await waitForTask(task, (t) => t.status !== "working");
+  expect(asked.status).toBe("input_required");
+  expect(asked.inputRequests).toEqual({ confirm });
+  expect(await task.stub.update(task.access, { confirm: { action: "accept", content: { go: true } } })).toEqual({
+    accepted: ["confirm"],
+  });
+  await runDurableObjectAlarm(task.stub);
+  const done = await waitForTask(task, isFinal);
+  expect(done.status).toBe("completed");
+  expect(JSON.parse((done.result as { content: Array<{ text: string }> }).content[0]!.text)).toEqual({
+    a: "a",
+    b: "b",
+    go: true,
+  });
+  expect(await task.probe.count("a")).toBe(1);
+  expect(await task.probe.count("b")).toBe(1);
+  expect(await runInDurableObject(task.stub, (_, state) => schemaVersion(state.storage.sql))).toBe(SCHEMA_VERSION);
+}
+
+describe("schema 6: steps keyed by (name, occurrence)", () => {
+  it("resumes a task that was waiting in a sleep: the done step is not run again and keeps its key", async () => {
+    const task = await v5Task(
+      [
+        { name: "a", kind: "do", state: "done", attempts: 1, result: '"a"', key: "key-a-from-v5" },
+        { name: "nap", kind: "sleep", state: "waiting" },
+      ],
+      { wakeAt: Date.now() - 1 },
+    );
+    const before = await journal(task.stub, "seq, name, kind, idempotency_key AS key");
+    await resume(task);
+    const after = await journal(task.stub);
+    // Rows kept their seq and key and became occurrence 1; new rows come after them.
+    expect(after.slice(0, 2)).toEqual([
+      { ...before[0], occurrence: 1, state: "done" },
+      { ...before[1], occurrence: 1, state: "done" },
+    ]);
+    expect(after.map((row) => [row.name, row.occurrence, row.kind])).toEqual([
+      ["a", 1, "do"],
+      ["nap", 1, "sleep"],
+      ["b", 1, "do"],
+      ["confirm", 1, "input"],
+    ]);
+    expect(after[0]!.key).toBe("key-a-from-v5");
+    expect(await task.probe.value("b-key")).toBe(after[2]!.key);
+    expect(after[2]!.key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("resumes a step interrupted mid-attempt under v5 with the key its first attempt was handed", async () => {
+    const task = await v5Task([
+      { name: "a", kind: "do", state: "done", attempts: 1, result: '"a"', key: "key-a-from-v5" },
+      { name: "nap", kind: "sleep", state: "done" },
+      { name: "b", kind: "do", state: "running", attempts: 1, key: "key-b-from-v5" },
+    ]);
+    await resume(task);
+    expect(await task.probe.value("b-key")).toBe("key-b-from-v5");
+    const after = await journal(task.stub);
+    expect(after.find((row) => row.name === "b")).toMatchObject({ occurrence: 1, state: "done", key: "key-b-from-v5" });
+  });
+
+  it("keeps a pending input request outstanding under the same key, and completes once it is answered", async () => {
+    const task = await v5Task(
+      [
+        { name: "a", kind: "do", state: "done", attempts: 1, result: '"a"', key: "key-a-from-v5" },
+        { name: "nap", kind: "sleep", state: "done" },
+        { name: "b", kind: "do", state: "done", attempts: 1, result: '"b"', key: "key-b-from-v5" },
+        { name: "confirm", kind: "input", state: "waiting" },
+      ],
+      { request: JSON.stringify(confirm) },
+    );
+    await resume(task);
+    expect((await journal(task.stub)).map((row) => [row.name, row.occurrence, row.state])).toEqual([
+      ["a", 1, "done"],
+      ["nap", 1, "done"],
+      ["b", 1, "done"],
+      ["confirm", 1, "done"],
+    ]);
+  });
+
+  it("rebuilds the table with the new key, the reserved kinds and the waiting index", async () => {
+    const task = await v5Task([{ name: "a", kind: "do", state: "done", attempts: 1, result: '"a"' }]);
+    await evictDurableObject(task.stub);
+    const shape = await runInDurableObject(task.stub, (_, state) => {
+      const sql = state.storage.sql;
+      const now = Date.now();
+      // A second use of a name is its own row now; the same (name, occurrence) twice is refused.
+      sql.exec(
+        "INSERT INTO steps (name, occurrence, kind, state, updated_at) VALUES ('a', 2, 'do', 'running', ?)",
+        now,
+      );
+      for (const kind of ["event", "webhook", "patch"]) {
+        sql.exec(
+          "INSERT INTO steps (name, occurrence, kind, state, updated_at) VALUES (?, 1, ?, 'done', ?)",
+          kind,
+          kind,
+          now,
+        );
+      }
+      const duplicate = (() => {
+        try {
+          sql.exec(
+            "INSERT INTO steps (name, occurrence, kind, state, updated_at) VALUES ('a', 1, 'do', 'done', ?)",
+            now,
+          );
+          return "accepted";
+        } catch (error) {
+          return String(error);
+        }
+      })();
+      const badKind = (() => {
+        try {
+          sql.exec(
+            "INSERT INTO steps (name, occurrence, kind, state, updated_at) VALUES ('x', 1, 'nap', 'done', ?)",
+            now,
+          );
+          return "accepted";
+        } catch (error) {
+          return String(error);
+        }
+      })();
+      return {
+        version: schemaVersion(sql),
+        duplicate,
+        badKind,
+        rows: sql.exec("SELECT seq, name, occurrence FROM steps ORDER BY seq").toArray(),
+        index: sql.exec("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'steps_waiting'").toArray(),
+        leftovers: sql.exec("SELECT name FROM sqlite_master WHERE name LIKE 'steps_v%'").toArray(),
+      };
+    });
+    expect(shape.version).toBe(6);
+    expect(shape.duplicate).toMatch(/UNIQUE constraint failed/);
+    expect(shape.badKind).toMatch(/CHECK constraint failed/);
+    expect(shape.rows.map((row) => [row.name, row.occurrence])).toEqual([
+      ["a", 1],
+      ["a", 2],
+      ["event", 1],
+      ["webhook", 1],
+      ["patch", 1],
+    ]);
+    // AUTOINCREMENT carried over: new rows come after the migrated ones.
+    expect(shape.rows.map((row) => row.seq as number)).toEqual([1, 2, 3, 4, 5]);
+    expect(shape.index).toHaveLength(1);
+    expect(shape.leftovers).toEqual([]);
   });
 });
