@@ -1,5 +1,6 @@
 // The public surface of durable-mcp-server. Everything not exported here is internal.
-export { IDEMPOTENCY_KEY_META, McpServer } from "./server/mcp-server.js";
+export { McpServer } from "./server/mcp-server.js";
+export { IDEMPOTENCY_KEY_META, PROGRESS_META, STEPS_META } from "./wire/meta-keys.js";
 export type {
   DurableMcpServerOptions,
   FallbackPolicy,
@@ -39,5 +40,4 @@ export { fileLink, FILE_TOOL_NAMES } from "./files/file-tools.js";
 export type { FileView } from "./files/file-service.js";
 export type { ArtifactBody, ArtifactSpec, FileRef, InputFile, TaskFiles } from "./steps/types.js";
 export type { CreateTaskResult, DetailedTask, GetTaskResult, Task } from "./wire/task-shapes.js";
-export { PROGRESS_META, STEPS_META } from "./wire/task-shapes.js";
 export type { StepTimelineEntry } from "./steps/journal.js";

@@ -1,5 +1,4 @@
-import type { McpServer as SdkMcpServer, ToolAnnotations } from "@modelcontextprotocol/server";
-import type * as z from "zod";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { describeError, InputTimeoutError, NonRetryableError, StepFailedError, StepResultError } from "./errors.js";
 
 /**
@@ -41,14 +40,6 @@ export type ErrorEnvelopeCode =
   | "digest_mismatch"
   | "too_long"
   | "upload_incomplete";
-
-/** A CallToolResult as the runtime stores and returns it. */
-export interface ToolResult {
-  content: Array<Record<string, unknown>>;
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
-  [key: string]: unknown;
-}
 
 /** Thrown by a task handler (or a tool) to end with this envelope, intact, as an `isError` result. */
 export class RepairableError extends Error {
@@ -99,7 +90,7 @@ export function envelopeFor(error: unknown, completedSteps: string[] = []): Erro
 }
 
 /** An `isError` tool result carrying the envelope as data and as one line of text. */
-export function toolErrorResult(envelope: ErrorEnvelope): ToolResult {
+export function toolErrorResult(envelope: ErrorEnvelope): CallToolResult {
   return {
     content: [{ type: "text", text: `Error ${envelope.code}: ${envelope.message} ${envelope.recoveryHint}` }],
     structuredContent: { error: envelope },
@@ -108,24 +99,17 @@ export function toolErrorResult(envelope: ErrorEnvelope): ToolResult {
 }
 
 /** Passes a handler's CallToolResult through; any other value becomes JSON text content. */
-export function toToolResult(value: unknown): ToolResult {
-  if (typeof value === "object" && value !== null && Array.isArray((value as ToolResult).content)) {
-    return value as ToolResult;
-  }
+export function toToolResult(value: unknown): CallToolResult {
+  if (returnsToolResult(value)) return value;
   const text = value === undefined ? "" : JSON.stringify(value);
   return { content: [{ type: "text", text }] };
 }
 
 /**
- * Registers a tool whose handler answers with a `ToolResult`. The SDK types its callback's result as its own
- * `CallToolResult`, which this looser type does not satisfy; this is the one place the two meet (one cast), so the
- * tools themselves stay typed end to end.
+ * A handler's value that is its CallToolResult (TaskHandlerResult's first member): an object with a `content`
+ * array. Deliberately the same loose test as always (not the SDK's schema check): the runtime stores and returns
+ * what the handler built, and the SDK validates it on the way out as it does for any tool.
  */
-export function registerResultTool<S extends z.ZodObject>(
-  server: SdkMcpServer,
-  name: string,
-  config: { title: string; description: string; inputSchema: S; annotations: ToolAnnotations },
-  handler: (args: z.output<S>) => Promise<ToolResult>,
-): void {
-  server.registerTool(name, config, handler as never);
+function returnsToolResult(value: unknown): value is CallToolResult {
+  return typeof value === "object" && value !== null && "content" in value && Array.isArray(value.content);
 }

@@ -1,33 +1,4 @@
-import { ErrorCodes } from "./codes.js";
-
-/** A JSON-RPC error object as it travels on the wire. */
-export interface JsonRpcErrorObject {
-  code: number;
-  message: string;
-  data?: unknown;
-}
-
-/**
- * The one error envelope of the runtime: a JSON-RPC error plus the HTTP status it is answered with.
- * Thrown anywhere between the Worker's fetch and a TaskRunner; the router turns it into a response.
- */
-export class JsonRpcError extends Error {
-  override readonly name = "JsonRpcError";
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-    readonly httpStatus: number = 200,
-  ) {
-    super(message);
-  }
-
-  toJSON(): JsonRpcErrorObject {
-    return this.data === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, data: this.data };
-  }
-}
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 
 /** Thrown inside `step.do`: fail the step at once, without further retries (as in Cloudflare Workflows). */
 export class NonRetryableError extends Error {
@@ -36,17 +7,12 @@ export class NonRetryableError extends Error {
 
 /**
  * Thrown from a task handler to end the task `failed` with this JSON-RPC error, for protocol-level failures.
- * Anything else a handler throws ends the task `completed` with an `isError` tool result.
+ * Anything else a handler throws ends the task `completed` with an `isError` tool result. It is the SDK's
+ * `ProtocolError` (so `instanceof ProtocolError` holds and `code`/`message`/`data` go on the wire as given,
+ * `data.reason` included); its own name only tells the runner it came from a handler on purpose.
  */
-export class TaskProtocolError extends Error {
-  override readonly name = "TaskProtocolError";
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
+export class TaskProtocolError extends ProtocolError {
+  override readonly name: string = "TaskProtocolError";
 }
 
 /**
@@ -76,7 +42,7 @@ export class InputTimeoutError extends Error {
 /** The handler met a journal its code could not have written; the task fails instead of guessing. */
 export class ReplayDivergenceError extends TaskProtocolError {
   constructor(step: string, detail: string) {
-    super(ErrorCodes.InternalError, `replay divergence at step "${step}": ${detail}`, {
+    super(ProtocolErrorCode.InternalError, `replay divergence at step "${step}": ${detail}`, {
       reason: "replay_divergence",
       step,
     });

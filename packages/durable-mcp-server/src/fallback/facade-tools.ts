@@ -1,16 +1,11 @@
-import type { McpServer as SdkMcpServer } from "@modelcontextprotocol/server";
+import type { CallToolResult, McpServer as SdkMcpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
-import { registerResultTool, toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
+import { toolErrorResult, type ErrorEnvelope } from "../errors/envelope.js";
 import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner.js";
-import type { RunnerClient } from "../runner/runner-client.js";
+import type { CallerContext } from "../runner/caller-context.js";
 import { checkElicitAnswer } from "../runner/elicit-answer.js";
 import { cancelledResult, taskViewResult, type FacadeNames } from "./task-view.js";
-
-export interface FacadeRuntime {
-  principal: string;
-  runners: RunnerClient;
-}
 
 const taskIdArgument = z.string().describe("The taskId a task tool handed out");
 
@@ -18,9 +13,8 @@ const taskIdArgument = z.string().describe("The taskId a task tool handed out");
  * Registers the facade tools through which a client that does not speak the Tasks extension drives a task with
  * ordinary tool calls: get (poll), respond (answer its questions), cancel. Same principal binding as `tasks/*`.
  */
-export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, runtime: () => FacadeRuntime): void {
-  registerResultTool(
-    server,
+export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, runtime: () => CallerContext): void {
+  server.registerTool(
     names.get,
     {
       title: "Check on a background task",
@@ -36,8 +30,7 @@ export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, ru
     },
   );
 
-  registerResultTool(
-    server,
+  server.registerTool(
     names.respond,
     {
       title: "Answer a background task's question",
@@ -71,8 +64,7 @@ export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, ru
     },
   );
 
-  registerResultTool(
-    server,
+  server.registerTool(
     names.cancel,
     {
       title: "Cancel a background task",
@@ -102,11 +94,11 @@ export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, ru
   );
 }
 
-function access(caller: FacadeRuntime, taskId: string): TaskAccess {
+function access(caller: CallerContext, taskId: string): TaskAccess {
   return { taskId, principal: caller.principal };
 }
 
-async function inspect(caller: FacadeRuntime, taskId: string) {
+async function inspect(caller: CallerContext, taskId: string) {
   const found = isTaskIdShape(taskId) ? await caller.runners.inspect(access(caller, taskId)) : null;
   if (found) return { ok: true as const, ...found };
   return {
@@ -122,7 +114,7 @@ async function inspect(caller: FacadeRuntime, taskId: string) {
   };
 }
 
-function envelopeResult(envelope: ErrorEnvelope): ToolResult {
+function envelopeResult(envelope: ErrorEnvelope): CallToolResult {
   return toolErrorResult(envelope);
 }
 

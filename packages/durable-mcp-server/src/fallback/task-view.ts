@@ -1,9 +1,10 @@
-import { toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { toolErrorResult, type ErrorEnvelope } from "../errors/envelope.js";
 import { expiryOf } from "../util/expiry.js";
-import { PROGRESS_META, type DetailedTask } from "../wire/task-shapes.js";
+import { PROGRESS_META, TASK_ID_META } from "../wire/meta-keys.js";
+import type { DetailedTask } from "../wire/task-shapes.js";
 
 /** Where a result handed to a client without the extension names the task it came from. */
-export const TASK_ID_META = "durable-mcp-server/taskId";
 
 /** Names of the facade tools, from their configurable prefix. */
 export interface FacadeNames {
@@ -27,12 +28,12 @@ interface Question {
  * What a client without the Tasks extension sees of a task: a final task as its own result (or an error
  * envelope), a live one as a handle whose text tells the model its next call.
  */
-export function taskViewResult(task: DetailedTask, tool: string, names: FacadeNames): ToolResult {
+export function taskViewResult(task: DetailedTask, tool: string, names: FacadeNames): CallToolResult {
   switch (task.status) {
     case "completed": {
       // The task's own result, as if the tool had answered at once (minus the task wire's resultType).
-      const { resultType: _, ...result } = task.result as ToolResult;
-      return { ...result, _meta: { ...(result._meta as object), [TASK_ID_META]: task.taskId } } as ToolResult;
+      const { resultType: _, ...result } = task.result as CallToolResult;
+      return { ...result, _meta: { ...(result._meta as object), [TASK_ID_META]: task.taskId } } as CallToolResult;
     }
     case "failed":
       return toolErrorResult(failedEnvelope(task, tool));
@@ -52,7 +53,7 @@ export function taskViewResult(task: DetailedTask, tool: string, names: FacadeNa
  * The answer to a cancel that took effect: an ordinary result, since the call did what was asked (only later views
  * of the task report it as an error, `task_cancelled`, because it has no result).
  */
-export function cancelledResult(task: DetailedTask, tool: string): ToolResult {
+export function cancelledResult(task: DetailedTask, tool: string): CallToolResult {
   return {
     content: [
       {
@@ -64,7 +65,7 @@ export function cancelledResult(task: DetailedTask, tool: string): ToolResult {
   };
 }
 
-function liveHandle(task: DetailedTask, tool: string, names: FacadeNames): ToolResult {
+function liveHandle(task: DetailedTask, tool: string, names: FacadeNames): CallToolResult {
   const taskId = task.taskId;
   const expiry = expiryOf(Date.parse(task.createdAt), task.ttlMs);
   const expiresAt = expiry === null ? null : new Date(expiry).toISOString();

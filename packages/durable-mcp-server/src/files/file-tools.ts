@@ -1,9 +1,10 @@
-import type { McpServer as SdkMcpServer } from "@modelcontextprotocol/server";
+import type { CallToolResult, McpServer as SdkMcpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
-import { registerResultTool, toolErrorResult, type ErrorEnvelope, type ToolResult } from "../errors/envelope.js";
+import { toolErrorResult, type ErrorEnvelope } from "../errors/envelope.js";
 import { FileTooLargeError, toFileView, type FileService, type FileView } from "./file-service.js";
 import { isFileHandleShape } from "../ids.js";
 import { TOOL_CHUNK_BYTES } from "../limits.js";
+import { FILE_META } from "../wire/meta-keys.js";
 import { fromBase64, toBase64 } from "../util/encoding.js";
 import { fileNotReady, unknownFile } from "./file-envelopes.js";
 import type { FileRecord } from "./file-store.js";
@@ -44,8 +45,7 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
   const readOnly = { readOnlyHint: true, idempotentHint: true, openWorldHint: false };
   const writes = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
 
-  registerResultTool(
-    server,
+  server.registerTool(
     "file_upload_url",
     {
       title: "Get an upload URL for a file",
@@ -102,8 +102,7 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }),
   );
 
-  registerResultTool(
-    server,
+  server.registerTool(
     "file_download_url",
     {
       title: "Get a download URL for a file",
@@ -132,8 +131,7 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }),
   );
 
-  registerResultTool(
-    server,
+  server.registerTool(
     "file_upload_open",
     {
       title: "Start a chunked upload through tool calls",
@@ -154,8 +152,7 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }),
   );
 
-  registerResultTool(
-    server,
+  server.registerTool(
     "file_upload_write",
     {
       title: "Write a chunk of a file",
@@ -187,8 +184,7 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }),
   );
 
-  registerResultTool(
-    server,
+  server.registerTool(
     "file_upload_commit",
     {
       title: "Finish a chunked upload",
@@ -215,8 +211,7 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }),
   );
 
-  registerResultTool(
-    server,
+  server.registerTool(
     "file_download_read",
     {
       title: "Read a chunk of a file",
@@ -253,8 +248,7 @@ export function registerFileTools(server: SdkMcpServer, runtime: () => FileTools
       }),
   );
 
-  registerResultTool(
-    server,
+  server.registerTool(
     "file_status",
     {
       title: "Check a file",
@@ -286,11 +280,11 @@ export function fileLink(file: Pick<FileView, "handle" | "name" | "mimeType" | "
     mimeType: file.mimeType,
     size: file.size,
     description: `sha256 ${file.sha256}`,
-    _meta: { "durable-mcp-server/file": { handle: file.handle, sha256: file.sha256 } },
+    _meta: { [FILE_META]: { handle: file.handle, sha256: file.sha256 } },
   };
 }
 
-function readyResult(files: FileService, file: FileRecord): ToolResult {
+function readyResult(files: FileService, file: FileRecord): CallToolResult {
   const view = toFileView(file);
   return {
     content: [
@@ -301,7 +295,7 @@ function readyResult(files: FileService, file: FileRecord): ToolResult {
   };
 }
 
-function writeResult(outcome: WriteOutcome, offset: number): ToolResult {
+function writeResult(outcome: WriteOutcome, offset: number): CallToolResult {
   const file = outcome.file;
   switch (outcome.kind) {
     case "written":
@@ -351,7 +345,7 @@ function writeResult(outcome: WriteOutcome, offset: number): ToolResult {
   }
 }
 
-async function readyFile(caller: FileToolsRuntime, handle: string): Promise<FileRecord | ToolResult> {
+async function readyFile(caller: FileToolsRuntime, handle: string): Promise<FileRecord | CallToolResult> {
   const file = await caller.files.status({ handle, principal: caller.principal });
   if (!file) return fail(unknownFile(handle));
   if (file.state !== "ready") {
@@ -360,12 +354,12 @@ async function readyFile(caller: FileToolsRuntime, handle: string): Promise<File
   return file;
 }
 
-function isRecord(value: FileRecord | ToolResult): value is FileRecord {
+function isRecord(value: FileRecord | CallToolResult): value is FileRecord {
   return "handle" in value && "state" in value && !("content" in value);
 }
 
 /** Failures of the bindings or the bucket become the envelope too, never a bare exception. */
-async function guard(fn: () => Promise<ToolResult>): Promise<ToolResult> {
+async function guard(fn: () => Promise<CallToolResult>): Promise<CallToolResult> {
   try {
     return await fn();
   } catch (error) {
@@ -401,11 +395,11 @@ function invalid(param: string, message: string): ErrorEnvelope {
   return { code: "invalid_param", message, retryable: true, recoveryHint: `Fix ${param} and call again.`, param };
 }
 
-function ok(data: Record<string, unknown> | FileView, text: string): ToolResult {
+function ok(data: Record<string, unknown> | FileView, text: string): CallToolResult {
   return { content: [{ type: "text", text }], structuredContent: data as Record<string, unknown> };
 }
 
-function fail(envelope: ErrorEnvelope): ToolResult {
+function fail(envelope: ErrorEnvelope): CallToolResult {
   return toolErrorResult(envelope);
 }
 

@@ -1,17 +1,18 @@
 import {
   createMcpHandler,
   isJsonContentType,
+  ProtocolError,
+  ProtocolErrorCode,
   type AuthInfo,
   type CreateMcpHandlerOptions,
   type Implementation,
 } from "@modelcontextprotocol/server";
-import { ErrorCodes } from "../errors/codes.js";
 import { defineFileRunner, type FileRunnerClass } from "../files/file-runner.js";
 import { routeFileRequest } from "../files/file-routes.js";
 import { FileService, type FilesSettings } from "../files/file-service.js";
-import { corsHeaders, jsonRpcErrorResponse, withCors } from "../util/http.js";
+import { corsHeaders, withCors } from "../util/http.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
-import { JsonRpcError } from "../errors/errors.js";
+import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
 import type { TaskEventLevel } from "../task-events.js";
 import { defineTaskRunner, type TaskRunnerClass } from "../runner/task-runner.js";
 import { bindTaskRuntime, registerFileToolsOnce, type McpServer } from "../server/mcp-server.js";
@@ -19,6 +20,7 @@ import { DEFAULT_MAX_FILE_BYTES, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "../limit
 import { readJsonBody, type JsonBody } from "../wire/json-body.js";
 import { batchRefusal, hostPolicy, hostRefusal } from "./request-guards.js";
 import { RunnerClient } from "../runner/runner-client.js";
+import type { CallerContext } from "../runner/caller-context.js";
 import { isTaskMethodRequest, serveTaskMethod } from "./task-fast-path.js";
 import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
 
@@ -111,11 +113,9 @@ export interface DurableMcp<Env> {
   handler: ReturnType<typeof createMcpHandler>;
 }
 
-interface RequestBinding<Env> {
+/** What one request's server is built with: the Worker's env and the caller context. */
+interface RequestBinding<Env> extends CallerContext {
   env: Env;
-  principal: string;
-  runners: RunnerClient;
-  files?: () => FileService;
 }
 
 /**
@@ -144,11 +144,8 @@ export function durableMcp<Env>(
   const handler = createMcpHandler(({ authInfo }) => {
     const binding = authInfo ? bindings.get(authInfo) : undefined;
     if (!binding) throw new Error("durableMcp: request reached the MCP handler without its binding");
-    return withFiles(createServer(binding.env))[bindTaskRuntime]({
-      principal: binding.principal,
-      runners: binding.runners,
-      files: binding.files,
-    });
+    const { env, ...caller } = binding;
+    return withFiles(createServer(env))[bindTaskRuntime](caller);
   }, options.handler);
 
   const hosts = hostPolicy({
@@ -176,13 +173,13 @@ export function durableMcp<Env>(
   async function serve(request: Request, env: Env): Promise<Response> {
     try {
       const forbidden = hostRefusal(request, hosts);
-      if (forbidden) return jsonRpcErrorResponse(null, forbidden);
+      if (forbidden) return jsonRpcErrorResponse(null, forbidden, 403);
       const caller = options.authenticate ? await options.authenticate(request, env) : { principal: "anonymous" };
       if (caller instanceof Response) return caller;
       if (typeof caller?.principal !== "string" || caller.principal.length === 0) {
         throw new Error("authenticate() must return a Caller with a non-empty principal, or a Response");
       }
-      const runners = runnersFor(env);
+      const context: CallerContext = { principal: caller.principal, runners: runnersFor(env) };
       // Every JSON body is read here, once, under one size and depth bound, and handed on parsed. A POST that
       // is not JSON is left unread for the SDK to refuse (415).
       let parsedBody: unknown;
@@ -197,29 +194,27 @@ export function durableMcp<Env>(
       }
       if (parsedBody !== undefined) {
         const batch = batchRefusal(request, parsedBody);
-        if (batch) return jsonRpcErrorResponse(null, batch);
+        if (batch) return jsonRpcErrorResponse(null, batch, 400);
         if (options.taskFastPath !== false && isTaskMethodRequest(request)) {
-          const answered = await serveTaskMethod(request, parsedBody, { principal: caller.principal, runners }, () =>
-            serverInfoOf(env),
-          );
+          const answered = await serveTaskMethod(request, parsedBody, context, () => serverInfoOf(env));
           if (answered) return answered;
         }
         if (wantsTaskListen(request)) {
-          const listen = await serveTaskListen(request, parsedBody, { principal: caller.principal, runners });
+          const listen = await serveTaskListen(request, parsedBody, context);
           if (listen) return listen;
         }
       }
       const authInfo: AuthInfo = { ...(caller.authInfo ?? { token: "", clientId: caller.principal, scopes: [] }) };
       let service: FileService | undefined;
       const fileService = files ? () => (service ??= FileService.fromEnv(files, env, request.url)) : undefined;
-      bindings.set(authInfo, { env, principal: caller.principal, runners, files: fileService });
+      bindings.set(authInfo, { env, ...context, files: fileService });
       return await handler.fetch(forward, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
     } catch (error) {
       console.error("durableMcp: request failed", {
         url: request.url,
         error: error instanceof Error ? error.stack : String(error),
       });
-      return jsonRpcErrorResponse(null, new JsonRpcError(ErrorCodes.InternalError, "Internal error", undefined, 500));
+      return jsonRpcErrorResponse(null, new ProtocolError(ProtocolErrorCode.InternalError, "Internal error"), 500);
     }
   }
 
@@ -279,27 +274,26 @@ function bodyRefusal(read: JsonBody): Response | null {
     case "too-large":
       return jsonRpcErrorResponse(
         null,
-        new JsonRpcError(
-          ErrorCodes.InvalidRequest,
+        new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
           `Payload Too Large: Request body must not exceed ${read.maxBytes} bytes`,
-          undefined,
-          413,
         ),
+        413,
       );
     case "too-deep":
       return jsonRpcErrorResponse(
         read.id,
-        new JsonRpcError(
-          ErrorCodes.InvalidParams,
+        new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
           `Invalid params: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
-          undefined,
-          400,
         ),
+        400,
       );
     case "unreadable":
       return jsonRpcErrorResponse(
         null,
-        new JsonRpcError(ErrorCodes.ParseError, "Parse error: the request body could not be read", undefined, 400),
+        new ProtocolError(ProtocolErrorCode.ParseError, "Parse error: the request body could not be read"),
+        400,
       );
     default:
       return null;

@@ -1,11 +1,11 @@
 import {
   isInitializeRequest,
   localhostAllowedHostnames,
+  ProtocolError,
   ProtocolErrorCode,
   validateHostHeader,
   validateOriginHeader,
 } from "@modelcontextprotocol/server";
-import { JsonRpcError } from "../errors/errors.js";
 
 export interface HostPolicy {
   /** Hostnames (no port) whose Host header is accepted; null: any. */
@@ -48,19 +48,17 @@ function normaliseHostname(entry: string): string {
   }
 }
 
-/** The refusal for a Host or Origin the policy does not allow, or null to go on. */
-export function hostRefusal(request: Request, policy: HostPolicy): JsonRpcError | null {
+/** The refusal for a Host or Origin the policy does not allow (answered 403), or null to go on. */
+export function hostRefusal(request: Request, policy: HostPolicy): ProtocolError | null {
   if (policy.hosts) {
     // The Host header when the runtime passes it on, else the URL's host (which workerd derives from it).
     const host = request.headers.get("host") ?? new URL(request.url).host;
     const checked = validateHostHeader(host, policy.hosts);
-    if (!checked.ok)
-      return new JsonRpcError(ProtocolErrorCode.InvalidRequest, `Forbidden: ${checked.message}`, undefined, 403);
+    if (!checked.ok) return new ProtocolError(ProtocolErrorCode.InvalidRequest, `Forbidden: ${checked.message}`);
   }
   if (policy.origins) {
     const checked = validateOriginHeader(request.headers.get("origin"), policy.origins);
-    if (!checked.ok)
-      return new JsonRpcError(ProtocolErrorCode.InvalidRequest, `Forbidden: ${checked.message}`, undefined, 403);
+    if (!checked.ok) return new ProtocolError(ProtocolErrorCode.InvalidRequest, `Forbidden: ${checked.message}`);
   }
   return null;
 }
@@ -71,19 +69,17 @@ const BATCHING_REVISION = "2025-03-26";
 /**
  * Refuses a JSON-RPC batch on a protocol revision without batching. The revision is the MCP-Protocol-Version
  * header's (absent means 2025-03-26, as the spec has servers assume), or for a batch carrying `initialize` the
- * revision that initialize asks for.
+ * revision that initialize asks for. The refusal is answered 400.
  */
-export function batchRefusal(request: Request, body: unknown): JsonRpcError | null {
+export function batchRefusal(request: Request, body: unknown): ProtocolError | null {
   if (!Array.isArray(body)) return null;
   const initialize = body.find((message) => isInitializeRequest(message));
   const requested = isInitializeRequest(initialize)
     ? initialize.params.protocolVersion
     : (request.headers.get("mcp-protocol-version") ?? BATCHING_REVISION);
   if (requested === BATCHING_REVISION) return null;
-  return new JsonRpcError(
+  return new ProtocolError(
     ProtocolErrorCode.InvalidRequest,
     `Invalid Request: JSON-RPC batches are not supported on protocol version ${requested}`,
-    undefined,
-    400,
   );
 }

@@ -1,14 +1,17 @@
 import {
   classifyInboundRequest,
+  CLIENT_CAPABILITIES_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   SERVER_INFO_META_KEY,
   type Implementation,
 } from "@modelcontextprotocol/server";
-import { cancelTask, getTask, updateTask, type TaskCaller } from "../server/task-methods.js";
-import { CLIENT_CAPABILITIES_META, declaresTasks, PROTOCOL_VERSION, TaskMethods } from "../wire/protocol.js";
+import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
+import type { CallerContext } from "../runner/caller-context.js";
+import { cancelTask, getTask, updateTask } from "../server/task-methods.js";
+import { declaresTasks, PROTOCOL_VERSION, TaskMethods } from "../wire/protocol.js";
 
 const FAST_METHODS: ReadonlySet<string> = new Set([TaskMethods.get, TaskMethods.update, TaskMethods.cancel]);
-const PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion";
 
 /** Cheap pre-check on headers only: the parsed body is looked at just for `tasks/*`. */
 export function isTaskMethodRequest(request: Request): boolean {
@@ -31,7 +34,7 @@ interface TaskMethodRequest {
 export async function serveTaskMethod(
   request: Request,
   body: unknown,
-  caller: TaskCaller,
+  caller: CallerContext,
   serverInfo: () => Implementation,
 ): Promise<Response | null> {
   if (!isWellFormed(request, body)) return null;
@@ -46,12 +49,7 @@ export async function serveTaskMethod(
     return Response.json({ jsonrpc: "2.0", id, result: { ...result, resultType: "complete", _meta: meta } });
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
-    const { code, message, data } = error;
-    return Response.json({
-      jsonrpc: "2.0",
-      id,
-      error: data === undefined ? { code, message } : { code, message, data },
-    });
+    return jsonRpcErrorResponse(id, error);
   }
 }
 
@@ -62,7 +60,7 @@ function isWellFormed(request: Request, body: unknown): body is TaskMethodReques
   const params = message.params;
   if (typeof params !== "object" || params === null || typeof params.taskId !== "string") return false;
   const meta = params._meta;
-  if (meta?.[PROTOCOL_VERSION_META] !== PROTOCOL_VERSION || typeof meta[CLIENT_CAPABILITIES_META] !== "object")
+  if (meta?.[PROTOCOL_VERSION_META_KEY] !== PROTOCOL_VERSION || typeof meta[CLIENT_CAPABILITIES_META_KEY] !== "object")
     return false;
   if (!declaresTasks(meta)) return false;
   const headers = request.headers;

@@ -1,6 +1,11 @@
-import { classifyInboundRequest, SUBSCRIPTION_ID_META_KEY } from "@modelcontextprotocol/server";
-import { ErrorCodes } from "../errors/codes.js";
-import { JsonRpcError } from "../errors/errors.js";
+import {
+  classifyInboundRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  SUBSCRIPTION_ID_META_KEY,
+} from "@modelcontextprotocol/server";
+import { OwnErrorCode } from "../errors/codes.js";
+import { jsonRpcErrorMessage, jsonRpcErrorResponse } from "../errors/jsonrpc.js";
 import { isTaskIdShape } from "../ids.js";
 // MAX_LISTEN_TASK_IDS: each id is a Durable Object call, and each owned one holds a stream; LISTEN_CONCURRENCY keeps
 // one request from monopolising the isolate.
@@ -9,16 +14,10 @@ import type { TaskAccess } from "../runner/task-runner.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY } from "../wire/protocol.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
 import { mapBounded } from "./bounded.js";
-import { jsonRpcErrorResponse } from "../util/http.js";
-import type { RunnerClient } from "../runner/runner-client.js";
+import type { CallerContext } from "../runner/caller-context.js";
 
 const LISTEN = "subscriptions/listen";
 const KEEPALIVE_MS = 15_000;
-
-interface ListenContext {
-  principal: string;
-  runners: RunnerClient;
-}
 
 interface ListenRequest {
   id: string | number;
@@ -39,7 +38,7 @@ export function wantsTaskListen(request: Request): boolean {
 export async function serveTaskListen(
   request: Request,
   body: unknown,
-  context: ListenContext,
+  context: CallerContext,
 ): Promise<Response | null> {
   const listen = body as ListenRequest;
   const requested = listen?.params?.notifications?.taskIds;
@@ -54,35 +53,35 @@ export async function serveTaskListen(
   });
   if (rejection.kind === "reject") {
     const { code, message, data, httpStatus } = rejection;
-    return jsonRpcErrorResponse(listen.id ?? null, new JsonRpcError(code, message, data, httpStatus));
+    return jsonRpcErrorResponse(listen.id ?? null, new ProtocolError(code, message, data), httpStatus);
   }
   if (!request.headers.get("mcp-protocol-version")) {
     return jsonRpcErrorResponse(
       listen.id,
-      new JsonRpcError(ErrorCodes.HeaderMismatch, "Missing MCP-Protocol-Version header", undefined, 400),
+      new ProtocolError(OwnErrorCode.HeaderMismatch, "Missing MCP-Protocol-Version header"),
+      400,
     );
   }
   if (!declaresTasks(listen.params?._meta)) {
     return jsonRpcErrorResponse(
       listen.id,
-      new JsonRpcError(
-        ErrorCodes.MissingRequiredClientCapability,
+      new ProtocolError(
+        ProtocolErrorCode.MissingRequiredClientCapability,
         "Missing required client capability",
         REQUIRED_TASKS_CAPABILITY,
-        400,
       ),
+      400,
     );
   }
 
   if (requested.length > MAX_LISTEN_TASK_IDS) {
     return jsonRpcErrorResponse(
       listen.id,
-      new JsonRpcError(
-        ErrorCodes.InvalidParams,
+      new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `Invalid params: a listen names at most ${MAX_LISTEN_TASK_IDS} task ids (got ${requested.length})`,
-        undefined,
-        400,
       ),
+      400,
     );
   }
 
@@ -140,11 +139,12 @@ function sseStream(id: string | number, watched: Array<{ taskId: string; stream:
         // A TaskRunner went away mid-listen (reset, deploy): end the listen with an error the client can act on.
         console.warn("task listen interrupted", { id, error: String(error) });
         await Promise.allSettled(readers.map((reader) => reader.cancel()));
-        send({
-          jsonrpc: "2.0",
-          id,
-          error: { code: ErrorCodes.InternalError, message: "Task stream interrupted; listen again" },
-        });
+        send(
+          jsonRpcErrorMessage(
+            id,
+            new ProtocolError(ProtocolErrorCode.InternalError, "Task stream interrupted; listen again"),
+          ),
+        );
       } finally {
         if (open) controller.close();
         stop();

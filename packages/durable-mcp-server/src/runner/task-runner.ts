@@ -1,6 +1,7 @@
+import { ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { DurableObject } from "cloudflare:workers";
-import { ErrorCodes } from "../errors/codes.js";
-import { TaskProtocolError, type JsonRpcErrorObject } from "../errors/errors.js";
+import { TaskProtocolError } from "../errors/errors.js";
+import { toJsonRpcError } from "../errors/jsonrpc.js";
 import { envelopeFor, toolErrorResult, toToolResult } from "../errors/envelope.js";
 import { runWithJournal, type EngineHost, type RunOutcome } from "../steps/engine.js";
 import { FileService, type FilesSettings } from "../files/file-service.js";
@@ -8,7 +9,8 @@ import { deleteSpilledResults, resultSpill } from "../files/result-spill.js";
 import { createTaskFiles } from "../files/task-files.js";
 import { StepJournal, stepLabel } from "../steps/journal.js";
 import { expiryOf } from "../util/expiry.js";
-import { STEPS_META, type DetailedTask, type Task } from "../wire/task-shapes.js";
+import { STEPS_META } from "../wire/meta-keys.js";
+import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { MAX_RUN_FAILURES, SEAM_RUN_WAIT_MS, TIMELINE_LIMIT } from "../limits.js";
 import { checkInputAnswer } from "./elicit-answer.js";
 import { toDetailedTask, toTask } from "./task-view.js";
@@ -300,7 +302,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         this.finish({
           status: "failed",
           error: {
-            code: ErrorCodes.InternalError,
+            code: ProtocolErrorCode.InternalError,
             message: "task expired before it finished",
             data: { reason: "expired" },
           },
@@ -321,7 +323,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         this.finish({
           status: "failed",
           error: {
-            code: ErrorCodes.InternalError,
+            code: ProtocolErrorCode.InternalError,
             message: `task runtime error: ${message}`,
             data: { reason: "runtime_error" },
           },
@@ -338,7 +340,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         this.finish({
           status: "failed",
           error: {
-            code: ErrorCodes.InternalError,
+            code: ProtocolErrorCode.InternalError,
             message: `no task named "${record.tool}" is registered in this deployment`,
           },
         });
@@ -380,7 +382,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           return;
         case "threw":
           if (outcome.error instanceof TaskProtocolError) {
-            this.finish({ status: "failed", error: rpcError(outcome.error) });
+            this.finish({ status: "failed", error: toJsonRpcError(outcome.error) });
           } else {
             const envelope = envelopeFor(outcome.error, this.journal.completedSteps());
             this.finish(
@@ -391,7 +393,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           return;
         case "diverged":
           this.events(record)("replay_diverged", { error: outcome.error.message });
-          this.finish({ status: "failed", error: rpcError(outcome.error) });
+          this.finish({ status: "failed", error: toJsonRpcError(outcome.error) });
           return;
         case "suspended":
           // An input step may have timed out during the run; the live status follows the pending inputs.
@@ -500,12 +502,6 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
 /** Settled: nothing more happens without the client (final, or waiting for an answer). */
 function settled(status: TaskStatus): boolean {
   return status === "input_required" || FINAL_STATUSES.has(status);
-}
-
-function rpcError(error: TaskProtocolError): JsonRpcErrorObject {
-  return error.data === undefined
-    ? { code: error.code, message: error.message }
-    : { code: error.code, message: error.message, data: error.data };
 }
 
 /** Every task has a salt (set at creation, or by the schema migration that introduced it). */

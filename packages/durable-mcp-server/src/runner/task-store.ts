@@ -1,4 +1,4 @@
-import type { JsonRpcErrorObject } from "../errors/errors.js";
+import type { JsonRpcErrorObject } from "../errors/jsonrpc.js";
 import { newStepKeySalt } from "../steps/step-keys.js";
 import type { TaskStatus } from "../wire/task-shapes.js";
 

@@ -1,6 +1,7 @@
-import type { JsonRpcErrorObject } from "../errors/errors.js";
+import type { JsonRpcErrorObject } from "../errors/jsonrpc.js";
 import { stepLabel, type StepRecord } from "../steps/journal.js";
-import { PROGRESS_META, type DetailedTask, type InputRequestEntry, type Task } from "../wire/task-shapes.js";
+import { PROGRESS_META } from "../wire/meta-keys.js";
+import type { DetailedTask, InputRequestEntry, Task } from "../wire/task-shapes.js";
 import type { TaskRecord } from "./task-store.js";
 
 // The runner's durable record as the wire's Task (tasks/get, tasks/update, tasks/cancel, the create answer). It

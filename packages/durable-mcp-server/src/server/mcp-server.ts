@@ -4,6 +4,7 @@ import {
   mergeCapabilities,
   MissingRequiredClientCapabilityError,
   ProtocolError,
+  ProtocolErrorCode,
   type CallToolResult,
   type Implementation,
   type InputRequiredResult,
@@ -14,18 +15,18 @@ import {
   type ToolAnnotations,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
-import { ErrorCodes } from "../errors/codes.js";
-import { toolErrorResult, type ToolResult } from "../errors/envelope.js";
+import { toolErrorResult } from "../errors/envelope.js";
 import { newTaskId, taskIdForKey } from "../ids.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_LISTED_ISSUES } from "../limits.js";
+import { installedRequestHandler, registeredTool } from "./sdk-internals.js";
 import { cancelTask, getTask, updateTask } from "./task-methods.js";
 import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/task-definition.js";
-import type { RunnerClient } from "../runner/runner-client.js";
+import type { CallerContext } from "../runner/caller-context.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
 import type { Step } from "../steps/types.js";
+import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
 import { registerFacadeTools } from "../fallback/facade-tools.js";
-import type { FileService } from "../files/file-service.js";
 import { registerFileTools } from "../files/file-tools.js";
 import { facadeNames, taskViewResult, type FacadeNames } from "../fallback/task-view.js";
 
@@ -108,19 +109,6 @@ interface RegisteredTask extends TaskDefinition {
   beforeStart?: (input: unknown, ctx: ServerContext) => Promise<unknown> | unknown;
 }
 
-/** What the router binds to a server instance for one request: who is calling, and how to reach runners. */
-export interface TaskRuntime {
-  principal: string;
-  runners: RunnerClient;
-  /** The deployment's files, when `durableMcp` was given `files`. */
-  files?: () => FileService;
-}
-
-type ToolsCallHandler = (
-  request: { params: { name: string; arguments?: Record<string, unknown> } },
-  ctx: ServerContext,
-) => Promise<unknown>;
-
 const taskIdParams = z.object({ taskId: z.string() });
 
 /**
@@ -134,7 +122,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
   readonly #serverInfo: Implementation;
   #facadeRegistered = false;
   #fileToolsRegistered = false;
-  #runtime: TaskRuntime | undefined;
+  #runtime: CallerContext | undefined;
 
   constructor(serverInfo: Implementation, { tasks, ...options }: DurableMcpServerOptions = {}) {
     super(serverInfo, {
@@ -148,16 +136,14 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       waitForMs: toMilliseconds(tasks?.waitFor ?? DEFAULT_WAIT_FOR_MS),
     };
     this.#facade = facadeNames(tasks?.facadePrefix ?? "durable_task");
-    const handlers = (this.server as unknown as { _requestHandlers: Map<string, ToolsCallHandler> })._requestHandlers;
-    const sdkToolsCall = handlers.get("tools/call");
-    const sdkToolsList = handlers.get("tools/list");
-    if (!sdkToolsCall || !sdkToolsList) throw new Error("the MCP SDK did not install its tools handlers");
+    const sdkToolsCall = installedRequestHandler(this.server, "tools/call");
+    const sdkToolsList = installedRequestHandler(this.server, "tools/list");
     // A client that declares the extension gets native tasks, never handles: the facade tools are not for it.
     this.server.setRequestHandler("tools/list", async (request, ctx) => {
-      const listed = (await sdkToolsList(request as never, ctx)) as { tools: Array<{ name: string }> };
-      if (!this.#facadeRegistered || !declaresTasks(ctx.mcpReq.envelope)) return listed as never;
+      const listed = await sdkToolsList(request, ctx);
+      if (!this.#facadeRegistered || !declaresTasks(ctx.mcpReq.envelope)) return listed;
       const facade = new Set(Object.values(this.#facade));
-      return { ...listed, tools: listed.tools.filter((tool) => !facade.has(tool.name)) } as never;
+      return { ...listed, tools: listed.tools.filter((tool) => !facade.has(tool.name)) };
     });
     this.server.setRequestHandler("tools/call", async (request, ctx) => {
       const task = this.#tasks.get(request.params.name);
@@ -204,18 +190,20 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       beforeStart: config.beforeStart as RegisteredTask["beforeStart"],
     });
     // Listed through the SDK so tools/list shows the schema; calls never reach this callback (see constructor).
+    // Listed under the constraint of S: the callback below never sees typed arguments, so none are inferred.
+    const listedSchema: StandardSchemaWithJSON = schema;
     this.registerTool(
       name,
       {
         title: config.title,
         description: config.description,
-        inputSchema: schema,
+        inputSchema: listedSchema,
         annotations: config.annotations,
         _meta: { ...config._meta, [TASKS_EXTENSION]: { taskSupport: fallback === "refuse" ? "required" : "optional" } },
       },
-      (() => {
+      () => {
         throw new Error(`task tool "${name}" was called outside the task runtime`);
-      }) as never,
+      },
     );
     // The facade tools appear once some task can hand a handle to a client without the extension.
     if (fallback !== "refuse" && !this.#facadeRegistered) {
@@ -244,7 +232,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
   }
 
   /** Binds the caller and the TaskRunner namespace for one request. Called by the router, not by authors. */
-  [bindTaskRuntime](runtime: TaskRuntime): this {
+  [bindTaskRuntime](runtime: CallerContext): this {
     this.#runtime = runtime;
     return this;
   }
@@ -277,7 +265,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     });
     if (!created) {
       throw new ProtocolError(
-        ErrorCodes.InvalidParams,
+        ProtocolErrorCode.InvalidParams,
         "This idempotency key was already used for a call with other arguments",
         {
           reason: "idempotency_key_reused",
@@ -299,24 +287,22 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
    * Validates a registered tool's arguments against its input schema, as the SDK is about to; null when they pass
    * or the tool is unknown or disabled (the SDK answers those itself).
    */
-  async #checkToolArguments(name: string, args: unknown): Promise<ToolResult | null> {
-    const tools = (this as unknown as { _registeredTools: Record<string, RegisteredToolView | undefined> })
-      ._registeredTools;
-    const tool = tools[name];
+  async #checkToolArguments(name: string, args: unknown): Promise<CallToolResult | null> {
+    const tool = registeredTool(this, name);
     if (!tool?.enabled || !tool.inputSchema) return null;
     const result = await tool.inputSchema["~standard"].validate(args ?? {});
     return result.issues ? invalidArgumentsResult(name, result.issues) : null;
   }
 
   /** The runtime of a `tasks/*` request, which must declare the extension. */
-  #tasksRuntime(ctx: ServerContext): TaskRuntime {
+  #tasksRuntime(ctx: ServerContext): CallerContext {
     if (!declaresTasks(ctx.mcpReq.envelope)) {
       throw new MissingRequiredClientCapabilityError(REQUIRED_TASKS_CAPABILITY);
     }
     return this.#boundRuntime();
   }
 
-  #boundRuntime(): TaskRuntime {
+  #boundRuntime(): CallerContext {
     if (!this.#runtime) {
       throw new Error("this McpServer is not served by durableMcp(): task tools need a TaskRunner binding");
     }
@@ -324,19 +310,14 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
   }
 }
 
-export const IDEMPOTENCY_KEY_META = "durable-mcp-server/idempotencyKey";
-
-/**
- * A caller makes a task-starting call idempotent with `params._meta["durable-mcp-server/idempotencyKey"]` or an
- * `Idempotency-Key` HTTP header: repeating the call joins the task it started instead of starting another.
- */
+/** The call's idempotency key (IDEMPOTENCY_KEY_META, or the `Idempotency-Key` header), if it has one. */
 function idempotencyKeyOf(ctx: ServerContext): string | undefined {
   const fromMeta = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[IDEMPOTENCY_KEY_META];
   const key = typeof fromMeta === "string" ? fromMeta : (ctx.http?.req?.headers.get("idempotency-key") ?? undefined);
   if (key === undefined) return undefined;
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
     throw new ProtocolError(
-      ErrorCodes.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
       `An idempotency key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters long`,
     );
   }
@@ -346,12 +327,6 @@ function idempotencyKeyOf(ctx: ServerContext): string | undefined {
 function originOf(ctx: ServerContext): string | null {
   const url = ctx.http?.req?.url;
   return url ? new URL(url).origin : null;
-}
-
-/** What the runtime reads of an SDK-registered tool (the SDK keeps them in `_registeredTools`). */
-interface RegisteredToolView {
-  enabled: boolean;
-  inputSchema?: StandardSchemaWithJSON;
 }
 
 type SchemaIssue = StandardSchemaV1.Issue;
@@ -371,7 +346,7 @@ function validateSync(
  * The one envelope for arguments that fail a tool's input schema (docs/errors.md, `invalid_arguments`): `param` is
  * the first failing path, `details.issues` lists the issues briefly.
  */
-export function invalidArgumentsResult(tool: string, issues: readonly SchemaIssue[]): ToolResult {
+export function invalidArgumentsResult(tool: string, issues: readonly SchemaIssue[]): CallToolResult {
   const listed = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => {
     const path = (issue.path ?? [])
       .map((part: PropertyKey | StandardSchemaV1.PathSegment) => String(typeof part === "object" ? part.key : part))

@@ -1,16 +1,10 @@
-import { ProtocolError } from "@modelcontextprotocol/server";
-import { ErrorCodes } from "../errors/codes.js";
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner.js";
-import type { RunnerClient } from "../runner/runner-client.js";
+import type { CallerContext } from "../runner/caller-context.js";
 import { MAX_STEP_RESULT_BYTES } from "../limits.js";
-import { STEPS_META, type DetailedTask } from "../wire/task-shapes.js";
-
-/** Who is asking, and how to reach runners: what every `tasks/*` method needs. */
-export interface TaskCaller {
-  principal: string;
-  runners: RunnerClient;
-}
+import { STEPS_META } from "../wire/meta-keys.js";
+import type { DetailedTask } from "../wire/task-shapes.js";
 
 /**
  * `tasks/get` (with the step timeline when the request's `_meta` asks for it: STEPS_META), `tasks/update` and
@@ -19,7 +13,7 @@ export interface TaskCaller {
  * foreign tasks are indistinguishable: same code, same message, no data.
  */
 export async function getTask(
-  caller: TaskCaller,
+  caller: CallerContext,
   taskId: string,
   requestMeta?: Record<string, unknown>,
 ): Promise<DetailedTask> {
@@ -30,7 +24,7 @@ export async function getTask(
 }
 
 export async function updateTask(
-  caller: TaskCaller,
+  caller: CallerContext,
   taskId: string,
   responses: Record<string, unknown>,
 ): Promise<void> {
@@ -38,7 +32,7 @@ export async function updateTask(
     // An answer is journaled like a step result, so it obeys the same size limit.
     if (new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength > MAX_STEP_RESULT_BYTES) {
       throw new ProtocolError(
-        ErrorCodes.InvalidParams,
+        ProtocolErrorCode.InvalidParams,
         `input response "${key}" is larger than ${MAX_STEP_RESULT_BYTES} bytes`,
       );
     }
@@ -48,7 +42,7 @@ export async function updateTask(
   if (outcome.invalid) {
     const { key, path, message } = outcome.invalid;
     throw new ProtocolError(
-      ErrorCodes.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
       `input response "${key}" does not fit its question: ${path} ${message}`,
       {
         key,
@@ -58,16 +52,16 @@ export async function updateTask(
   }
 }
 
-export async function cancelTask(caller: TaskCaller, taskId: string): Promise<void> {
+export async function cancelTask(caller: CallerContext, taskId: string): Promise<void> {
   if (!(await caller.runners.cancel(access(caller, taskId)))) throw unknownTask();
 }
 
-function access(caller: TaskCaller, taskId: string): TaskAccess {
+function access(caller: CallerContext, taskId: string): TaskAccess {
   // Garbage ids never reach a Durable Object; they look exactly like unknown ones.
   if (!isTaskIdShape(taskId)) throw unknownTask();
   return { taskId, principal: caller.principal };
 }
 
 function unknownTask(): ProtocolError {
-  return new ProtocolError(ErrorCodes.InvalidParams, "Unknown task");
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, "Unknown task");
 }

@@ -12,9 +12,9 @@ import {
   type TestingOp,
   type TestingReply,
 } from "../runner/testing-seam.js";
-import { IDEMPOTENCY_KEY_META } from "../server/mcp-server.js";
+import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
 import type { StepState, StepTimelineEntry } from "../steps/journal.js";
-import { STEPS_META } from "../wire/task-shapes.js";
+import { STEPS_META } from "../wire/meta-keys.js";
 import {
   FINAL,
   McpHttpClient,

@@ -1,6 +1,7 @@
 /**
- * The library's one HTTP helper module: CORS headers, short plain-text responses and JSON-RPC error responses, the
- * one place the library writes them (the file endpoints, the router's answers around them, the MCP path's refusals).
+ * The library's one HTTP helper module: CORS headers and short plain-text responses, the one place the library
+ * writes them (the file endpoints and the router's answers around them). JSON-RPC error responses are
+ * `errors/jsonrpc.ts`'s.
  * Workers have no CORS helper of their own, hence these few lines.
  *
  * Browsers move bytes with signed URLs or bearer credentials, never cookies, so any origin may call the file
@@ -46,15 +47,4 @@ export function withCors(response: Response): Response {
   const copy = new Response(response.body, response);
   for (const [name, value] of Object.entries(corsHeaders())) copy.headers.set(name, value);
   return copy;
-}
-
-/** A JSON-RPC error as `errors/errors.ts`'s JsonRpcError carries it (structural: util/ imports nothing above it). */
-interface HttpJsonRpcError {
-  readonly httpStatus: number;
-  toJSON(): unknown;
-}
-
-/** A JSON-RPC error answered with the HTTP status its envelope carries. */
-export function jsonRpcErrorResponse(id: string | number | null, error: HttpJsonRpcError): Response {
-  return Response.json({ jsonrpc: "2.0", id, error: error.toJSON() }, { status: error.httpStatus });
 }

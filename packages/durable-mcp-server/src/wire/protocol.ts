@@ -1,6 +1,11 @@
-/** Constants of the MCP Tasks extension (SEP-2663) and the 2026-07-28 envelope it rides on. */
+import { CLIENT_CAPABILITIES_META_KEY } from "@modelcontextprotocol/server";
+
+/**
+ * Constants of the MCP Tasks extension (SEP-2663) and the 2026-07-28 envelope it rides on. The envelope's meta
+ * keys are the SDK's (`CLIENT_CAPABILITIES_META_KEY`, `PROTOCOL_VERSION_META_KEY`); the SDK 2.4 exports neither
+ * the extension's id nor a constant for this revision (its LATEST_PROTOCOL_VERSION is the 2025 one), hence these.
+ */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
-export const CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities";
 export const PROTOCOL_VERSION = "2026-07-28";
 
 export const TaskMethods = {
@@ -18,7 +23,7 @@ export const TaskMethods = {
  */
 export function declaresTasks(envelope: unknown): boolean {
   const meta = envelope as Record<string, unknown> | undefined;
-  const capabilities = meta?.[CLIENT_CAPABILITIES_META] as { extensions?: Record<string, unknown> } | undefined;
+  const capabilities = meta?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
   const extension = capabilities?.extensions?.[TASKS_EXTENSION];
   return typeof extension === "object" && extension !== null;
 }

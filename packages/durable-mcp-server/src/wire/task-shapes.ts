@@ -1,4 +1,4 @@
-import type { JsonRpcErrorObject } from "../errors/errors.js";
+import type { JsonRpcErrorObject } from "../errors/jsonrpc.js";
 
 // The SEP-2663 task shapes the wire carries: types and constants only. The runner's records are turned into
 // these by runner/task-view.ts, so that this folder depends on nothing above errors/.
@@ -32,11 +32,3 @@ export interface DetailedTask extends Task {
 
 export type CreateTaskResult = Task & { resultType: "task" };
 export type GetTaskResult = DetailedTask & { resultType: "complete" };
-
-/** Progress reported by `step.status(..., { progress })`, carried in `_meta` under this key. */
-export const PROGRESS_META = "durable-mcp-server/progress";
-/**
- * A `tasks/get` whose `_meta` sets this to true gets the step timeline back under the same key of the result's
- * `_meta`: `{ total, steps: [{ name, kind, state, attempts, startedAt, updatedAt, durationMs }] }` (the last `TIMELINE_LIMIT`, limits.ts).
- */
-export const STEPS_META = "durable-mcp-server/steps";

@@ -1,0 +1,30 @@
+import { JSONRPC_VERSION, ProtocolError, type JSONRPCErrorResponse } from "@modelcontextprotocol/server";
+
+/**
+ * The one serialiser of JSON-RPC errors. Every error the runtime answers itself (the router's refusals, the
+ * task fast path, the listen stream, a task's `failed` outcome) is a `ProtocolError` (the SDK's; the public
+ * `TaskProtocolError` is one) and leaves through here, so the wire shape is written in one place.
+ */
+
+/** A JSON-RPC error object as it travels on the wire and is stored with a failed task. */
+export type JsonRpcErrorObject = JSONRPCErrorResponse["error"];
+
+/** `{ code, message }`, plus `data` only when there is some (an explicit `undefined` is not sent). */
+export function toJsonRpcError(error: ProtocolError): JsonRpcErrorObject {
+  const { code, message, data } = error;
+  return data === undefined ? { code, message } : { code, message, data };
+}
+
+/** The error response to the request `id`, as a message of its own (an SSE event, say). */
+export function jsonRpcErrorMessage(id: string | number, error: ProtocolError): JSONRPCErrorResponse {
+  return { jsonrpc: JSONRPC_VERSION, id, error: toJsonRpcError(error) };
+}
+
+/**
+ * A JSON-RPC error answered over HTTP with `status` (200 for the error of a request that was understood). `id` is
+ * null when the request's could not be read, as JSON-RPC 2.0 requires (the SDK's type has no null, hence the
+ * body is built here rather than from `jsonRpcErrorMessage`).
+ */
+export function jsonRpcErrorResponse(id: string | number | null, error: ProtocolError, status = 200): Response {
+  return Response.json({ jsonrpc: JSONRPC_VERSION, id, error: toJsonRpcError(error) }, { status });
+}
