@@ -13,13 +13,13 @@ import {
   type JsonObject,
   type LogEntry,
   type TaskSnapshot,
-} from "./mcp.ts";
+} from "../shared/mcp.ts";
 import { fileLinksOf, formatBytes, useUploads } from "./files.ts";
 import { FileDownloads, UploadPanel } from "./FileViews.tsx";
 import { SchemaForm, type FileChoice } from "./SchemaForm.tsx";
-import type { Connection, StartOutcome, TaskRecord, TaskView } from "./watcher-state.ts";
+import type { Connection, StartOutcome, TaskRecord, TaskView } from "../shared/watcher-state.ts";
 import { callWatcher, useSession, useWatcher, type Watcher } from "./watcher.ts";
-import type { SessionInfo } from "./watcher-state.ts";
+import type { SessionInfo } from "../shared/watcher-state.ts";
 
 const defaultServer = () => `${location.origin}/mcp`;
 const WatcherContext = createContext<Watcher | undefined>(undefined);

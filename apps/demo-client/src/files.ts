@@ -7,8 +7,8 @@
 // the task reported before it is saved. The agent never handles file bytes.
 import { useSyncExternalStore } from "react";
 import * as tus from "tus-js-client";
-import { errorEnvelope, McpError, resultText, type Json, type JsonObject } from "./mcp.ts";
-import type { Problem } from "./watcher-state.ts";
+import { errorEnvelope, McpError, resultText, type Json, type JsonObject } from "../shared/mcp.ts";
+import type { Problem } from "../shared/watcher-state.ts";
 import { watcherTool } from "./watcher.ts";
 
 export type { Problem };

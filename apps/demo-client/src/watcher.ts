@@ -6,7 +6,7 @@
 // with its connection, its tasks and their logs.
 import { useAgent } from "agents/react";
 import { useEffect, useState } from "react";
-import { McpError, type JsonObject } from "./mcp.ts";
+import { McpError, type JsonObject } from "../shared/mcp.ts";
 import {
   INITIAL_STATE,
   SESSION_PATH,
@@ -14,7 +14,7 @@ import {
   type CallOutcome,
   type SessionInfo,
   type WatcherState,
-} from "./watcher-state.ts";
+} from "../shared/watcher-state.ts";
 
 export type SessionState = { state: "opening"; problem?: string } | { state: "open"; session: SessionInfo };
 
