@@ -1,9 +1,8 @@
 // How the agent follows its tasks: a tasks/get per task on the task's pollIntervalMs, each scheduled with the
 // agent's schedules (alarms), so tasks are followed while no page is open and again after an eviction. Only the
 // newest schedule of a task polls: an older one (e.g. of an earlier instance) does nothing when it fires.
-import { FINAL_STATUSES, McpError, STEPS_META, type TaskSnapshot } from "../shared/mcp.ts";
+import { errorText, FINAL_STATUSES, McpError, STEPS_META, type TaskSnapshot } from "../shared/mcp.ts";
 import type { TaskView } from "../shared/watcher-state.ts";
-import { errorText } from "./problems.ts";
 
 /** Between polls after a failed tasks/get. */
 const RETRY_MS = 3000;

@@ -1,12 +1,8 @@
 // What a failed request means for the page: a message and a next step (Problem), or a callable's CallOutcome with
 // the McpError's parts (errors do not cross the agent's RPC intact).
-import { McpError } from "../shared/mcp.ts";
+import { errorText, McpError } from "../shared/mcp.ts";
 import type { CallOutcome, Problem } from "../shared/watcher-state.ts";
 import { NotListedError } from "./servers.ts";
-
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** Why `what` (server/discover, tools/list, tools/call) to `url` failed, and what to do next. */
 export function describe(error: unknown, url: string, what: string): Problem {

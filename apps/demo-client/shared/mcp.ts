@@ -116,3 +116,8 @@ export function errorEnvelope(result: JsonObject | undefined): JsonObject | unde
   const error = structured.error;
   return error && typeof error === "object" && !Array.isArray(error) ? error : undefined;
 }
+
+/** An error's message (anything thrown, as text). */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

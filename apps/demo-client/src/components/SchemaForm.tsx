@@ -2,7 +2,7 @@
 // schema's own checks run before anything is sent: required fields, types, ranges, lengths, patterns, formats, enums.
 // A string field named `file` takes a file handle: it is filled with the newest upload and offers the others.
 import { useEffect, useState, type FormEvent, type ReactNode } from "react";
-import type { Json, JsonObject } from "../shared/mcp.ts";
+import type { Json, JsonObject } from "../../shared/mcp.ts";
 
 type FieldSchema = {
   type?: string | string[];
