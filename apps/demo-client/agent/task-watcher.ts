@@ -74,6 +74,7 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
       if (!isFinal(view)) void this.poller.after(view.record.taskId, 0);
     }
   }
+
   override onConnect(_connection: Socket, ctx: ConnectionContext): void {
     this.outbound.rememberOrigin(ctx.request.url);
   }
