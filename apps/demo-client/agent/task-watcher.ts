@@ -11,11 +11,12 @@
 // A server URL on the Worker's own origin is called in-process, through the handler the Worker registers with
 // `serveOwnOriginWith`: a Worker may not fetch itself.
 //
-// This class is the callable surface and the state; the parts are beside it: agent/transport.ts (the requests, over
-// the library's raw MCP client), agent/polling.ts (when to tasks/get), agent/storage.ts (logs and secrets in SQLite),
-// agent/problems.ts (failures in the page's words). What the page and the agent share is in shared/.
+// This class is the callable surface and the state; the parts are beside it: agent/transport.ts (one request, over
+// the library's raw MCP client), agent/outbound.ts (which servers, in-process or not, tokens), agent/calls.ts
+// (connecting, starting a tool), agent/polling.ts (when to tasks/get), agent/storage.ts (logs and secrets in
+// SQLite), agent/problems.ts (failures in the page's words). What the page and the agent share is in shared/.
 import { Agent, callable, routeAgentRequest, type Connection as Socket, type ConnectionContext } from "agents";
-import { resultText, type JsonObject, type LogEntry, type TaskSnapshot, type ToolInfo } from "../shared/mcp.ts";
+import { type JsonObject, type LogEntry, type TaskSnapshot, type ToolInfo } from "../shared/mcp.ts";
 import {
   INITIAL_STATE,
   type CallOutcome,
@@ -24,10 +25,10 @@ import {
   type TaskView,
   type WatcherState,
 } from "../shared/watcher-state.ts";
-import { connect, ignore, listTools, type Send } from "./connect.ts";
+import { connect, ignore, listTools, startTool, type Send } from "./calls.ts";
 import { Outbound } from "./outbound.ts";
 import { isFinal, TaskPoller, trimTasks, type PollPayload } from "./polling.ts";
-import { describe, outcomeOf } from "./problems.ts";
+import { outcomeOf } from "./problems.ts";
 import { gate } from "./session.ts";
 import { WatcherStorage } from "./storage.ts";
 
@@ -133,40 +134,14 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
   async startTask(tool: string, args: JsonObject): Promise<StartOutcome> {
     const { connection } = this.state;
     if (connection.state !== "connected") return { kind: "error", text: "Connect to a server first." };
-    const serverUrl = connection.url;
-    const entries: LogEntry[] = [];
-    try {
-      const result = await this.send(serverUrl, "tools/call", { name: tool, arguments: args }, (e) => entries.push(e));
-      if (result.resultType === "task" && typeof result.taskId === "string") {
-        const snapshot = result as unknown as TaskSnapshot;
-        const view: TaskView = {
-          record: { taskId: snapshot.taskId, tool, serverUrl, arguments: args, startedAt: new Date().toISOString() },
-          snapshot,
-          polledAt: new Date().toISOString(),
-          logSeq: 0,
-        };
-        this.update({
-          tasks: this.trim([view, ...this.state.tasks.filter((t) => t.record.taskId !== view.record.taskId)]),
-        });
-        this.appendLog(snapshot.taskId, entries);
-        await this.poller.after(snapshot.taskId, snapshot.pollIntervalMs);
-        return {
-          kind: "ok",
-          text: `Started ${tool} as task ${snapshot.taskId}: follow it under "Tasks".`,
-          taskId: snapshot.taskId,
-        };
-      }
-      if (result.isError === true) {
-        return {
-          kind: "error",
-          text: `${tool} did not start: ${resultText(result) || JSON.stringify(result)}. Fix the input and start it again.`,
-        };
-      }
-      return { kind: "ok", text: `${tool} answered at once: ${resultText(result) || JSON.stringify(result)}` };
-    } catch (error) {
-      const problem = describe(error, serverUrl, "tools/call");
-      return { kind: "error", text: `${problem.message} Next: ${problem.next}` };
+    const { outcome, view, entries } = await startTool(this.send, connection.url, tool, args);
+    if (view) {
+      const taskId = view.record.taskId;
+      this.update({ tasks: this.trim([view, ...this.state.tasks.filter((t) => t.record.taskId !== taskId)]) });
+      this.appendLog(taskId, entries);
+      await this.poller.after(taskId, view.snapshot?.pollIntervalMs);
     }
+    return outcome;
   }
 
   /** tasks/update with the answers, then tasks/get at once so the page follows the task. */
