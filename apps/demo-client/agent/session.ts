@@ -16,7 +16,7 @@ import {
   WATCHER_AGENT,
   WATCHER_NAME,
   type SessionInfo,
-} from "../src/watcher-state.ts";
+} from "../shared/watcher-state.ts";
 import { listedServers } from "./servers.ts";
 
 export const SESSION_COOKIE = "watcher_session";

@@ -5,8 +5,8 @@
 // servers it may call; the browser keeps the cookie, so a reload (or a restart of the server) finds the same agent,
 // with its connection, its tasks and their logs.
 import { useAgent } from "agents/react";
-import { useEffect, useState } from "react";
-import { McpError, type JsonObject } from "./mcp.ts";
+import { createContext, useContext, useEffect, useState } from "react";
+import { McpError, type JsonObject } from "../shared/mcp.ts";
 import {
   INITIAL_STATE,
   SESSION_PATH,
@@ -14,7 +14,7 @@ import {
   type CallOutcome,
   type SessionInfo,
   type WatcherState,
-} from "./watcher-state.ts";
+} from "../shared/watcher-state.ts";
 
 export type SessionState = { state: "opening"; problem?: string } | { state: "open"; session: SessionInfo };
 
@@ -105,4 +105,13 @@ export function useWatcher(session: SessionInfo): Watcher {
     caller = call;
   }
   return { session, state: { ...(agent.state ?? INITIAL_STATE), synced: agent.state !== undefined }, online };
+}
+
+/** The session's Watcher, provided once at the top of the page (App) to every view below it. */
+export const WatcherContext = createContext<Watcher | undefined>(undefined);
+
+export function useWatcherState(): Watcher {
+  const watcher = useContext(WatcherContext);
+  if (!watcher) throw new Error("useWatcherState outside <App>");
+  return watcher;
 }

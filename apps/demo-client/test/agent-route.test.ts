@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { SESSIONS_PER_CLIENT, type CallOutcome, type Connection, type SessionInfo } from "../src/watcher-state.ts";
+import { SESSIONS_PER_CLIENT, type CallOutcome, type Connection, type SessionInfo } from "../shared/watcher-state.ts";
 
 const { origin, listedPort } = inject("demo");
 const FOREIGN = "http://evil.example";

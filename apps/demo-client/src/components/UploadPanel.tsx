@@ -1,7 +1,8 @@
-// The page's file views: the upload panel (pick a file, follow its upload, resume one a reload interrupted) and the
-// files a task produced (download, sha256 checked in the browser, then saved; an SVG or text file is previewed).
-import { useEffect, useRef, useState } from "react";
-import { download, formatBytes, useUploads, type FileLink, type Problem, type UploadRecord } from "./files.ts";
+// The upload panel: pick a file, follow its upload (sha256, tus chunks, the server's verification), retry or
+// resume one a reload interrupted (choose the same file again), discard it.
+import { useState } from "react";
+import { formatBytes } from "../files/format.ts";
+import { CHUNK_BYTES, useUploads, type UploadRecord } from "../files/upload.ts";
 
 const STATE_LABELS: Record<UploadRecord["state"], string> = {
   hashing: "computing sha256",
@@ -39,7 +40,7 @@ export function UploadPanel({ heading, serverUrl }: { heading: string; serverUrl
           />
           <p className="muted small">
             The page computes the file's sha256, its agent asks the server for a handle and an upload URL
-            (file_upload_url), and the page sends the bytes there with tus in {formatBytes(1024 * 1024)} chunks. An
+            (file_upload_url), and the page sends the bytes there with tus in {formatBytes(CHUNK_BYTES)} chunks. An
             interrupted upload resumes where it stopped; the server checks the sha256 before the file is ready.
           </p>
         </div>
@@ -146,102 +147,5 @@ function UploadCard({ record, current }: { record: UploadRecord; current?: strin
         </div>
       )}
     </article>
-  );
-}
-
-type DownloadState =
-  | { kind: "idle" }
-  | { kind: "busy" }
-  | { kind: "verified"; url: string; sha256: string; size: number; text?: string }
-  | { kind: "failed"; problem: Problem };
-
-/** The files a task's result names, each with a verified download. */
-export function FileDownloads({ links, serverUrl, taskId }: { links: FileLink[]; serverUrl: string; taskId: string }) {
-  if (links.length === 0) return null;
-  return (
-    <div className="files">
-      {links.map((link) => (
-        <FileDownload key={link.handle} link={link} serverUrl={serverUrl} taskId={taskId} />
-      ))}
-    </div>
-  );
-}
-
-function save(url: string, name: string): void {
-  const anchor = document.createElement("a");
-  anchor.href = url;
-  anchor.download = name;
-  anchor.style.display = "none";
-  document.body.append(anchor);
-  anchor.click();
-  anchor.remove();
-}
-
-function FileDownload({ link, serverUrl, taskId }: { link: FileLink; serverUrl: string; taskId: string }) {
-  const [state, setState] = useState<DownloadState>({ kind: "idle" });
-  const objectUrl = useRef<string | undefined>(undefined);
-  useEffect(
-    () => () => {
-      if (objectUrl.current) URL.revokeObjectURL(objectUrl.current);
-    },
-    [],
-  );
-
-  const run = async () => {
-    setState({ kind: "busy" });
-    if (objectUrl.current) URL.revokeObjectURL(objectUrl.current);
-    objectUrl.current = undefined;
-    const outcome = await download(serverUrl, link, taskId);
-    if (!outcome.ok) {
-      setState({ kind: "failed", problem: outcome.problem });
-      return;
-    }
-    const url = URL.createObjectURL(outcome.blob);
-    objectUrl.current = url;
-    const text = outcome.blob.type.startsWith("text/") ? (await outcome.blob.text()).slice(0, 4000) : undefined;
-    save(url, link.name);
-    setState({ kind: "verified", url, sha256: outcome.sha256, size: outcome.size, text });
-  };
-
-  return (
-    <div className="file" data-testid="file-link" data-handle={link.handle}>
-      <div>
-        <strong data-testid="file-name">{link.name}</strong>
-        {link.mimeType && <span className="muted"> · {link.mimeType}</span>}
-        {link.size !== undefined && <span data-testid="file-size"> · {link.size} bytes</span>}
-      </div>
-      <div className="muted small">
-        sha256 <code data-testid="file-sha256">{link.sha256 ?? "not given"}</code> · handle <code>{link.handle}</code>
-      </div>
-      <div className="buttons">
-        <button type="button" onClick={() => void run()} disabled={state.kind === "busy"} data-testid="download">
-          {state.kind === "busy" ? "Downloading and checking…" : "Download"}
-        </button>
-      </div>
-      {state.kind === "verified" && (
-        <>
-          <p className="ok" data-testid="download-verified">
-            sha256 verified ({state.size} bytes, {state.sha256}); saved as {link.name}.{" "}
-            <a href={state.url} download={link.name}>
-              Save again
-            </a>
-          </p>
-          {link.mimeType === "image/svg+xml" && (
-            <img className="preview" src={state.url} alt={`preview of ${link.name}`} data-testid="download-preview" />
-          )}
-          {state.text !== undefined && (
-            <pre className="preview" data-testid="download-preview">
-              {state.text}
-            </pre>
-          )}
-        </>
-      )}
-      {state.kind === "failed" && (
-        <div className="error" role="alert" data-testid="download-error">
-          <p>{state.problem.message}</p>
-          {state.problem.next && <p>Next: {state.problem.next}</p>}
-        </div>
-      )}
-    </div>
   );
 }

@@ -1,0 +1,21 @@
+// The tasks this session's agent started, newest first, each as a card.
+import type { Go } from "../routes.ts";
+import { useWatcherState } from "../watcher.ts";
+import { TaskCard } from "./TaskCard.tsx";
+
+export function TaskList({ go, heading }: { go: Go; heading: string }) {
+  const { tasks } = useWatcherState().state;
+  return (
+    <section className="panel">
+      <h2>{heading}</h2>
+      {tasks.length === 0 && (
+        <p className="muted">None yet. This page's agent keeps them, and follows them while no page is open.</p>
+      )}
+      <div className="tasks">
+        {tasks.map((view) => (
+          <TaskCard key={view.record.taskId} view={view} go={go} />
+        ))}
+      </div>
+    </section>
+  );
+}
