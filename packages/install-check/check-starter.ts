@@ -18,7 +18,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const work = mkdtempSync(join(tmpdir(), "install-check-"));
@@ -129,32 +129,20 @@ async function taskCallUnderWranglerDev(starter: string) {
   dev.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   dev.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const url = `http://127.0.0.1:${port}/mcp`;
-  const meta = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
-  };
-  const call = async (method: string, params: Record<string, unknown>, name?: string) => {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        ...(name ? { "mcp-name": name } : {}),
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: meta } }),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const body = (await response.json()) as { result?: Record<string, unknown>; error?: unknown };
-    if (!body.result) throw new Error(`${method}: ${JSON.stringify(body)}`);
-    return body.result;
-  };
+  // The client comes from the packed package as the starter installed it (`durable-mcp-server/testing/mcp-client`,
+  // resolved through its `exports` from the starter's folder, as a user's test would), so this also proves that
+  // subpath works from the tarball.
+  const clientModule = join(starter, "mcp-client-check.mjs");
+  writeFileSync(clientModule, 'export * from "durable-mcp-server/testing/mcp-client";\n');
+  const { McpHttpClient } = (await import(
+    pathToFileURL(clientModule).href
+  )) as typeof import("../durable-mcp-server/src/testing/mcp-client.ts");
+  const client = new McpHttpClient(url, { timeoutMs: 10_000 });
   try {
     const deadline = Date.now() + 180_000;
     for (;;) {
       try {
-        await call("server/discover", {});
+        await client.call("server/discover");
         break;
       } catch (error) {
         if (dev.exitCode !== null || Date.now() > deadline)
@@ -162,24 +150,11 @@ async function taskCallUnderWranglerDev(starter: string) {
         await new Promise((done) => setTimeout(done, 500));
       }
     }
-    const created = await call(
-      "tools/call",
-      { name: "build_report", arguments: { region: "emea", coolDown: 10 } },
-      "build_report",
-    );
-    if (created["resultType"] !== "task")
-      throw new Error(`tools/call did not create a task: ${JSON.stringify(created)}`);
-    const taskId = String(created["taskId"]);
-    for (;;) {
-      const task = await call("tasks/get", { taskId }, taskId);
-      if (task["status"] === "completed") {
-        const text = JSON.stringify(task["result"]);
-        if (!text.includes("Revenue: 4000")) throw new Error(`unexpected result: ${text}`);
-        return;
-      }
-      if (task["status"] !== "working" || Date.now() > deadline) throw new Error(`task: ${JSON.stringify(task)}`);
-      await new Promise((done) => setTimeout(done, 200));
-    }
+    const created = await client.startTask("build_report", { region: "emea", coolDown: 10 });
+    const task = await client.pollTask(created.taskId, (seen) => seen.status !== "working" || Date.now() > deadline);
+    if (task.status !== "completed") throw new Error(`task: ${JSON.stringify(task)}`);
+    const text = JSON.stringify(task.result);
+    if (!text.includes("Revenue: 4000")) throw new Error(`unexpected result: ${text}`);
   } finally {
     try {
       process.kill(-dev.pid!, "SIGKILL");
