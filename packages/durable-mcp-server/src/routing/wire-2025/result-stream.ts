@@ -38,7 +38,7 @@ export async function resultStream(
   let open = true;
   const stop = () => {
     open = false;
-    clearInterval(heartbeat);
+    if (heartbeat !== undefined) clearInterval(heartbeat);
   };
 
   const body = new ReadableStream<Uint8Array>({
