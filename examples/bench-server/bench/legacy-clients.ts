@@ -2,8 +2,15 @@
 // smoke test): @modelcontextprotocol/sdk 1.x's experimental tasks client, as VS Code-era hosts use it. It proves
 // docs/clients.md end to end over `wrangler dev`: a task-augmented call whose question reaches the client's
 // elicitation handler exactly once, getTask/listTasks, cancelTask, and a second client that picks up the first
-// one's session and task.
+// one's session and task. Then the MCP Inspector CLI (2.12, installed by the repo) calls the task-only tool in both
+// eras: the 2025-11-25 task wire (legacy) and SEP-2663 (modern).
 import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
@@ -30,6 +37,19 @@ async function legacyClient(url: URL, sessionId?: string) {
   const transport = new StreamableHTTPClientTransport(url, sessionId ? { sessionId } : {});
   await client.connect(transport);
   return { client, transport, asked };
+}
+
+/** Runs the MCP Inspector CLI (its launcher, from the devDependency) and parses its one JSON answer. */
+async function inspector(args: string[]): Promise<Record<string, any>> {
+  const manifest = createRequire(import.meta.url).resolve("@modelcontextprotocol/inspector/package.json");
+  const bin = (JSON.parse(readFileSync(manifest, "utf8")) as { bin: Record<string, string> }).bin["mcp-inspector"]!;
+  // Its catalog and client config go to a scratch directory, never the developer's home.
+  const home = mkdtempSync(join(tmpdir(), "inspector-"));
+  const { stdout } = await promisify(execFile)(process.execPath, [join(dirname(manifest), bin), "--cli", ...args], {
+    env: { ...process.env, HOME: home, MCP_CATALOG_PATH: join(home, "mcp.json") },
+    timeout: 60_000,
+  });
+  return JSON.parse(stdout) as Record<string, any>;
 }
 
 function textOf(result: { content?: unknown }): unknown {
@@ -108,9 +128,22 @@ await withServer(port, async (server) => {
       `listTasks after reconnecting shows ${id}`,
     );
   }
+
+  // MCP Inspector CLI, both eras, on the task-only tool (it calls a `required` tool as a task).
+  const call = ["--method", "tools/call", "--tool-name", "bench_task_only", "--tool-args-json", '{"steps":2}'];
+  const legacy = await inspector([server.url, "--protocol-era", "legacy", ...call, "--format", "json"]);
+  assert.deepEqual(textOf(legacy.result), { steps: 2 }, JSON.stringify(legacy));
+  const inspectorTask = legacy.result._meta?.[RELATED_TASK]?.taskId as string;
+  assert.match(inspectorTask ?? "", /^[A-Za-z0-9_-]{32}$/, "the legacy call went through tasks/result");
+  const modern = await inspector([server.url, "--protocol-era", "modern", ...call, "--format", "json"]);
+  assert.deepEqual(textOf(modern.result), { steps: 2 }, JSON.stringify(modern));
+  assert.equal(modern.result.resultType, "complete");
+  // The Inspector's legacy task is the same principal's ("anonymous"): it is listed for the SDK client too.
+  const withInspector = await second.client.experimental.tasks.listTasks();
+  assert.ok(withInspector.tasks.some((task) => task.taskId === inspectorTask));
   await second.client.close();
 });
 
 console.log(
-  `legacy clients: @modelcontextprotocol/sdk 1.32.2 tasks client ok (${Math.round(performance.now() - began)} ms)`,
+  `legacy clients: @modelcontextprotocol/sdk 1.32.2 tasks client and MCP Inspector CLI 2.12 (both eras) ok (${Math.round(performance.now() - began)} ms)`,
 );

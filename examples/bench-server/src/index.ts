@@ -79,6 +79,20 @@ const createServer = () => {
     },
   );
 
+  server.registerTask(
+    "bench_task_only",
+    {
+      description: 'Runs `steps` trivial steps; task-only (`fallback: "refuse"`, taskSupport "required")',
+      inputSchema: z.object({ steps: count(MAX_STEPS) }),
+      fallback: "refuse",
+      pollInterval: 100,
+    },
+    async ({ steps }, step) => {
+      for (let i = 0; i < steps; i++) await step.do(`step ${i}`, async () => 1);
+      return text({ steps });
+    },
+  );
+
   return server;
 };
 
