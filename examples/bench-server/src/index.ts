@@ -17,6 +17,8 @@ export interface Env {
   FILE_RUNNER: DurableObjectNamespace;
   FILES: R2Bucket;
   FILE_URL_SECRET: string;
+  TASK_INDEX: DurableObjectNamespace;
+  MCP_SESSION_SECRET: string;
 }
 
 /** A step result is JSON of at most 1 MiB, so a string result may carry 1 MiB minus its two quotes. */
@@ -77,20 +79,42 @@ const createServer = () => {
     },
   );
 
+  server.registerTask(
+    "bench_task_only",
+    {
+      description: 'Runs `steps` trivial steps; task-only (`fallback: "refuse"`, taskSupport "required")',
+      inputSchema: z.object({ steps: count(MAX_STEPS) }),
+      fallback: "refuse",
+      pollInterval: 100,
+    },
+    async ({ steps }, step) => {
+      for (let i = 0; i < steps; i++) await step.do(`step ${i}`, async () => 1);
+      return text({ steps });
+    },
+  );
+
   return server;
 };
 
 const mcp = durableMcp<Env>(createServer, { files: true });
 export const TaskRunner = mcp.TaskRunner;
 export const FileRunner = mcp.FileRunner;
+export const TaskIndex = mcp.TaskIndex;
 
-const quiet = durableMcp<Env>(createServer, { binding: "QUIET_TASK_RUNNER", path: "/mcp-quiet", events: "none" });
+// Their tasks live in other TaskRunner namespaces, so they keep out of /mcp's index.
+const quiet = durableMcp<Env>(createServer, {
+  binding: "QUIET_TASK_RUNNER",
+  path: "/mcp-quiet",
+  events: "none",
+  index: false,
+});
 export const QuietTaskRunner = quiet.TaskRunner;
 
 const stepEvents = durableMcp<Env>(createServer, {
   binding: "STEP_EVENTS_TASK_RUNNER",
   path: "/mcp-step-events",
   events: "all",
+  index: false,
 });
 export const StepEventsTaskRunner = stepEvents.TaskRunner;
 

@@ -23,6 +23,9 @@ import { RunnerClient } from "../runner/runner-client.js";
 import type { CallerContext } from "../runner/caller-context.js";
 import { isTaskMethodRequest, serveTaskMethod } from "./task-fast-path.js";
 import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
+import { defineTaskIndex, type TaskIndexClass } from "../runner/task-index.js";
+import { serveLegacyWire } from "./wire-2025/legacy-wire.js";
+import { Signer } from "./wire-2025/signing.js";
 
 /**
  * Who is calling. Tasks are bound to `principal`; `authInfo` reaches tools as `ctx.http.authInfo` (when absent,
@@ -74,6 +77,17 @@ export interface DurableMcpOptions<Env> {
    * tools for the model. Needs a FileRunner Durable Object binding, an R2 bucket and a signing secret.
    */
   files?: FilesOptions | boolean;
+  /**
+   * Secret binding (≥ 32 characters) that signs 2025-11-25 session ids and question ids. Default
+   * "MCP_SESSION_SECRET"; without it each isolate signs with a random key of its own (docs/clients.md).
+   */
+  sessionSecret?: string;
+  /**
+   * TaskIndex Durable Object binding: every task is indexed under its principal, for the 2025-11-25 `tasks/list`.
+   * Default "TASK_INDEX"; when the env has no such binding (or `false`), tasks are not indexed and `tasks/list` is
+   * neither advertised nor served.
+   */
+  index?: string | false;
 }
 
 export interface FilesOptions {
@@ -103,6 +117,8 @@ export interface DurableMcp<Env> {
   TaskRunner: TaskRunnerClass<Env>;
   /** The FileRunner Durable Object class (files by handle); export it when `files` is on. */
   FileRunner: FileRunnerClass<Env>;
+  /** The per-principal TaskIndex Durable Object class (2025-11-25 `tasks/list`); export it under its binding. */
+  TaskIndex: TaskIndexClass<Env>;
   /** Serves MCP at `path` and, with `files`, the file endpoints under `files.path`; 404 elsewhere. */
   fetch(request: Request, env: Env): Promise<Response>;
   /** Serves one MCP request at whatever path it arrived on (for mounting inside another router). */
@@ -130,6 +146,9 @@ export function durableMcp<Env>(
   const path = options.path ?? "/mcp";
   const files = resolveFiles(options.files);
   const FileRunner = defineFileRunner<Env>({ bucket: files?.bucketBinding ?? "FILES" });
+  const TaskIndex = defineTaskIndex<Env>();
+  const indexBinding = options.index === false ? undefined : (options.index ?? "TASK_INDEX");
+  const secretBinding = options.sessionSecret ?? "MCP_SESSION_SECRET";
   const withFiles = (server: McpServer) => (files?.tools ? server[registerFileToolsOnce]() : server);
   const TaskRunner = defineTaskRunner<Env>({
     registry: createServer,
@@ -137,6 +156,7 @@ export function durableMcp<Env>(
     purgeGraceMs: options.purgeGraceMs,
     events: options.events,
     files,
+    indexBinding,
   });
   // The SDK hands the factory the very authInfo object given to fetch (on the 2025 path too, where the Request
   // is rebuilt), so a fresh authInfo per request carries the request's binding.
@@ -158,6 +178,14 @@ export function durableMcp<Env>(
   // The fast path answers with the server's name and version, as the SDK does; build the server once to learn them.
   let serverInfo: Implementation | undefined;
   const serverInfoOf = (env: Env) => (serverInfo ??= createServer(env).serverInfo);
+  // The 2025-11-25 wire reads task definitions only, as the TaskRunner does: one server per isolate.
+  let registry: McpServer | undefined;
+  const registryOf = (env: Env) => (registry ??= withFiles(createServer(env)));
+  let signer: Signer | undefined;
+  const signerOf = (env: Env) => {
+    const secret = (env as Record<string, unknown>)[secretBinding];
+    return (signer ??= new Signer(typeof secret === "string" ? secret : undefined));
+  };
 
   function runnersFor(env: Env): RunnerClient {
     const namespace = (env as Record<string, unknown>)[bindingName] as DurableObjectNamespace | undefined;
@@ -166,7 +194,9 @@ export function durableMcp<Env>(
         `durableMcp: no Durable Object binding named "${bindingName}"; see the wrangler.jsonc in the docs`,
       );
     }
-    return new RunnerClient(namespace);
+    const index = indexBinding ? (env as Record<string, unknown>)[indexBinding] : undefined;
+    const indexed = typeof (index as DurableObjectNamespace | undefined)?.idFromName === "function";
+    return new RunnerClient(namespace, undefined, indexed ? (index as DurableObjectNamespace) : undefined);
   }
 
   /** Serves one MCP request at whatever path it arrived on. */
@@ -192,9 +222,23 @@ export function durableMcp<Env>(
         // Empty or malformed: the SDK answers with its own -32700 from the same text, now re-readable.
         else if (read.kind === "not-json") forward = new Request(request, { method: "POST", body: read.text });
       }
+      const authInfo: AuthInfo = { ...(caller.authInfo ?? { token: "", clientId: caller.principal, scopes: [] }) };
+      const sdk = () => {
+        let service: FileService | undefined;
+        const fileService = files ? () => (service ??= FileService.fromEnv(files, env, request.url)) : undefined;
+        bindings.set(authInfo, { env, ...context, files: fileService });
+        return handler.fetch(forward, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
+      };
       if (parsedBody !== undefined) {
         const batch = batchRefusal(request, parsedBody);
         if (batch) return jsonRpcErrorResponse(null, batch, 400);
+        const legacy = await serveLegacyWire(request, parsedBody, {
+          ...context,
+          signer: signerOf(env),
+          registry: () => registryOf(env),
+          sdk,
+        });
+        if (legacy) return legacy;
         if (options.taskFastPath !== false && isTaskMethodRequest(request)) {
           const answered = await serveTaskMethod(request, parsedBody, context, () => serverInfoOf(env));
           if (answered) return answered;
@@ -204,11 +248,7 @@ export function durableMcp<Env>(
           if (listen) return listen;
         }
       }
-      const authInfo: AuthInfo = { ...(caller.authInfo ?? { token: "", clientId: caller.principal, scopes: [] }) };
-      let service: FileService | undefined;
-      const fileService = files ? () => (service ??= FileService.fromEnv(files, env, request.url)) : undefined;
-      bindings.set(authInfo, { env, ...context, files: fileService });
-      return await handler.fetch(forward, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
+      return await sdk();
     } catch (error) {
       console.error("durableMcp: request failed", {
         url: request.url,
@@ -246,7 +286,7 @@ export function durableMcp<Env>(
     return serve(request, env);
   }
 
-  return { TaskRunner, FileRunner, fetch, serve, serveFiles, handler };
+  return { TaskRunner, FileRunner, TaskIndex, fetch, serve, serveFiles, handler };
 }
 
 function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSettings & { tools: boolean }) | undefined {

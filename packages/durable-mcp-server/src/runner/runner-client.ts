@@ -1,4 +1,5 @@
 import { backoffDelayMs, equalJitter } from "../util/backoff.js";
+import { taskIndexOf, type IndexCursor, type IndexEntry } from "./task-index.js";
 import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "./task-runner.js";
 import type { NewTask } from "./task-store.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
@@ -19,10 +20,35 @@ export class RunnerClient {
   constructor(
     private readonly namespace: DurableObjectNamespace,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
+    /** The per-principal task index (TaskIndex), when the deployment binds one. */
+    private readonly index?: DurableObjectNamespace,
   ) {}
 
-  create(task: NewTask): Promise<Task | null> {
+  /** Whether tasks are indexed per principal (what the 2025-11-25 `tasks/list` reads). */
+  get indexed(): boolean {
+    return this.index !== undefined;
+  }
+
+  /**
+   * Indexes the task under its principal first, then creates it: a task a client was told about is always listed
+   * (an index entry whose create failed is dropped when a listing meets it).
+   */
+  async create(task: NewTask): Promise<Task | null> {
+    const index = this.index;
+    if (index) await this.retrying(task.taskId, () => taskIndexOf(index, task.principal).add(task.taskId, Date.now()));
     return this.call(task.taskId, (runner) => runner.create(task));
+  }
+
+  /** A page of the principal's index, newest first; empty without an index. */
+  async indexPage(principal: string, after: IndexCursor | null, limit: number): Promise<IndexEntry[]> {
+    const index = this.index;
+    if (!index) return [];
+    return this.retrying(principal, () => taskIndexOf(index, principal).page(after, limit));
+  }
+
+  async unindex(principal: string, taskId: string): Promise<void> {
+    const index = this.index;
+    if (index) await this.retrying(taskId, () => taskIndexOf(index, principal).remove(taskId));
   }
 
   get(access: TaskAccess, options?: { steps?: boolean }): Promise<DetailedTask | null> {
@@ -49,11 +75,17 @@ export class RunnerClient {
     return this.call(access.taskId, (runner) => runner.watch(access));
   }
 
-  private async call<T>(taskId: string, fn: (runner: TaskRunnerRpc) => Promise<T>): Promise<T> {
+  private call<T>(taskId: string, fn: (runner: TaskRunnerRpc) => Promise<T>): Promise<T> {
+    return this.retrying(taskId, () =>
+      fn(this.namespace.get(this.namespace.idFromName(taskId)) as unknown as TaskRunnerRpc),
+    );
+  }
+
+  /** Runs `attempt` (which must get a fresh stub each time) again on transient errors. */
+  private async retrying<T>(taskId: string, fn: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const runner = this.namespace.get(this.namespace.idFromName(taskId)) as unknown as TaskRunnerRpc;
       try {
-        return await fn(runner);
+        return await fn();
       } catch (error) {
         if (!isTransient(error) || attempt >= this.retry.attempts) throw error;
         // An overloaded object gets four times the room to recover.

@@ -13,6 +13,7 @@ import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { MAX_RUN_FAILURES, SEAM_RUN_WAIT_MS, TIMELINE_LIMIT } from "../limits.js";
 import { checkInputAnswer } from "./elicit-answer.js";
+import { taskIndexOf } from "./task-index.js";
 import { toDetailedTask, toTask } from "./task-view.js";
 import { migrate, schemaVersion } from "./schema.js";
 import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
@@ -45,6 +46,8 @@ export interface TaskRunnerOptions<Env> {
   events?: TaskEventLevel;
   /** The deployment's file settings: `step.files`, and step results too large for the journal spill to R2. */
   files?: FilesSettings;
+  /** The per-principal TaskIndex binding, when there is one: a purged task leaves its principal's index. */
+  indexBinding?: string;
 }
 
 const DEFAULT_ALARM_BUDGET_MS = 10 * 60_000;
@@ -492,6 +495,9 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     private async purge(): Promise<void> {
       const record = this.store.read();
       if (options.files && record) await deleteSpilledResults(this.env, options.files, record.taskId);
+      // Before the record goes, so that a failed removal is retried by the alarm with the principal still known.
+      const index = options.indexBinding && (this.env as Record<string, unknown>)[options.indexBinding];
+      if (index && record) await taskIndexOf(index as DurableObjectNamespace, record.principal).remove(record.taskId);
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       this.ready = false;

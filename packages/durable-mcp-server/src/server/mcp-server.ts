@@ -40,6 +40,16 @@ type InferOutput<S extends StandardSchemaWithJSON> = StandardSchemaWithJSON.Infe
  */
 export const bindTaskRuntime: unique symbol = Symbol("durable-mcp-server.bindTaskRuntime");
 export const registerFileToolsOnce: unique symbol = Symbol("durable-mcp-server.registerFileTools");
+/** The router's view of a task tool for the 2025-11-25 tasks wire (routing/wire-2025/). */
+export const legacyTaskTool: unique symbol = Symbol("durable-mcp-server.legacyTaskTool");
+
+/** What the 2025-11-25 tasks wire needs to know of a task tool. */
+export interface LegacyTaskTool {
+  definition: TaskDefinition;
+  taskSupport: "optional" | "required";
+  /** Tools with `beforeStart` start their task only on SEP-2663 (docs/clients.md). */
+  hasBeforeStart: boolean;
+}
 
 export type TaskHandlerResult = CallToolResult | Record<string, unknown> | string | number | boolean | null | void;
 
@@ -192,7 +202,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     // Listed through the SDK so tools/list shows the schema; calls never reach this callback (see constructor).
     // Listed under the constraint of S: the callback below never sees typed arguments, so none are inferred.
     const listedSchema: StandardSchemaWithJSON = schema;
-    this.registerTool(
+    const registered = this.registerTool(
       name,
       {
         title: config.title,
@@ -205,6 +215,8 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
         throw new Error(`task tool "${name}" was called outside the task runtime`);
       },
     );
+    // The 2025-11-25 tools/list shows it (registerTool takes no `execution`); the SDK strips it on 2026-07-28.
+    registered.execution = { taskSupport: fallback === "refuse" ? "required" : "optional" };
     // The facade tools appear once some task can hand a handle to a client without the extension.
     if (fallback !== "refuse" && !this.#facadeRegistered) {
       this.#facadeRegistered = true;
@@ -229,6 +241,13 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
 
   [taskDefinitionOf](name: string): TaskDefinition | undefined {
     return this.#tasks.get(name);
+  }
+
+  [legacyTaskTool](name: string): LegacyTaskTool | undefined {
+    const task = this.#tasks.get(name);
+    if (!task) return undefined;
+    const taskSupport = task.fallback === "refuse" ? "required" : "optional";
+    return { definition: task, taskSupport, hasBeforeStart: task.beforeStart !== undefined };
   }
 
   /** Binds the caller and the TaskRunner namespace for one request. Called by the router, not by authors. */

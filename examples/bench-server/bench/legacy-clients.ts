@@ -1,0 +1,149 @@
+// Real clients of the 2025-11-25 tasks wire against the bench server (`pnpm --filter bench-server test`, after the
+// smoke test): @modelcontextprotocol/sdk 1.x's experimental tasks client, as VS Code-era hosts use it. It proves
+// docs/clients.md end to end over `wrangler dev`: a task-augmented call whose question reaches the client's
+// elicitation handler exactly once, getTask/listTasks, cancelTask, and a second client that picks up the first
+// one's session and task. Then the MCP Inspector CLI (2.12, installed by the repo) calls the task-only tool in both
+// eras: the 2025-11-25 task wire (legacy) and SEP-2663 (modern).
+import { strict as assert } from "node:assert";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  McpError,
+  type ElicitRequest,
+} from "@modelcontextprotocol/sdk/types.js";
+import { withServer } from "./server.ts";
+
+const port = Number(process.env.BENCH_TEST_PORT ?? 8796);
+const RELATED_TASK = "io.modelcontextprotocol/related-task";
+const began = performance.now();
+
+/** A 1.x client that answers every elicitation with `ok: true` and records what it was asked. */
+async function legacyClient(url: URL, sessionId?: string) {
+  const asked: ElicitRequest[] = [];
+  const client = new Client({ name: "sdk-1x-tasks", version: "1.32.2" }, { capabilities: { elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request);
+    return { action: "accept", content: { ok: true } };
+  });
+  const transport = new StreamableHTTPClientTransport(url, sessionId ? { sessionId } : {});
+  await client.connect(transport);
+  return { client, transport, asked };
+}
+
+/** Runs the MCP Inspector CLI (its launcher, from the devDependency) and parses its one JSON answer. */
+async function inspector(args: string[]): Promise<Record<string, any>> {
+  const manifest = createRequire(import.meta.url).resolve("@modelcontextprotocol/inspector/package.json");
+  const bin = (JSON.parse(readFileSync(manifest, "utf8")) as { bin: Record<string, string> }).bin["mcp-inspector"]!;
+  // Its catalog and client config go to a scratch directory, never the developer's home.
+  const home = mkdtempSync(join(tmpdir(), "inspector-"));
+  const { stdout } = await promisify(execFile)(process.execPath, [join(dirname(manifest), bin), "--cli", ...args], {
+    env: { ...process.env, HOME: home, MCP_CATALOG_PATH: join(home, "mcp.json") },
+    timeout: 60_000,
+  });
+  return JSON.parse(stdout) as Record<string, any>;
+}
+
+function textOf(result: { content?: unknown }): unknown {
+  const content = result.content as Array<{ type: string; text?: string }>;
+  return JSON.parse(content[0]?.text ?? "null");
+}
+
+await withServer(port, async (server) => {
+  const url = new URL(server.url);
+  const first = await legacyClient(url);
+  assert.match(first.transport.sessionId ?? "", /^dmcp-s1\./, "initialize issues a signed session");
+  const tasksCapability = first.client.getServerCapabilities()?.tasks;
+  assert.deepEqual(tasksCapability, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
+  const { tools } = await first.client.listTools();
+  assert.deepEqual(tools.find((tool) => tool.name === "bench_input")?.execution, { taskSupport: "optional" });
+
+  // callToolStream: taskCreated, the question reaches the elicitation handler once, the stream ends with the result.
+  const messages = [];
+  for await (const message of first.client.experimental.tasks.callToolStream(
+    { name: "bench_input", arguments: {} },
+    CallToolResultSchema,
+    { task: { ttl: 600_000 } },
+  )) {
+    messages.push(message);
+  }
+  const created = messages[0];
+  assert.equal(created?.type, "taskCreated", JSON.stringify(messages));
+  const taskId = created.type === "taskCreated" ? created.task.taskId : "";
+  assert.equal(created.type === "taskCreated" && created.task.ttl, 600_000);
+  const last = messages.at(-1)!;
+  assert.equal(last.type, "result", JSON.stringify(last));
+  assert.deepEqual(textOf(last.type === "result" ? last.result : {}), { action: "accept", content: { ok: true } });
+  assert.equal(first.asked.length, 1, "the handler is asked exactly once");
+  assert.equal(first.asked[0]!.params.message, "Continue?");
+  assert.deepEqual(first.asked[0]!.params._meta?.[RELATED_TASK], { taskId });
+
+  const got = await first.client.experimental.tasks.getTask(taskId);
+  assert.equal(got.status, "completed");
+  const listed = await first.client.experimental.tasks.listTasks();
+  assert.ok(
+    listed.tasks.some((task) => task.taskId === taskId),
+    "listTasks shows the task",
+  );
+
+  // cancelTask: a long sleeper ends cancelled; cancelling it again is -32602.
+  const sleeper = await first.client.request(
+    {
+      method: "tools/call",
+      params: { name: "bench_sleep", arguments: { before: 0, sleepMs: 600_000, after: 0 }, task: { ttl: 600_000 } },
+    },
+    CreateTaskResultSchema,
+  );
+  const cancelled = await first.client.experimental.tasks.cancelTask(sleeper.task.taskId);
+  assert.equal(cancelled.status, "cancelled");
+  await assert.rejects(
+    first.client.experimental.tasks.cancelTask(sleeper.task.taskId),
+    (error) => error instanceof McpError && error.code === -32602,
+  );
+
+  // A client that reconnects with the first one's session id picks up a task the first one started and left.
+  const left = await first.client.request(
+    { method: "tools/call", params: { name: "bench_input", arguments: {}, task: { ttl: 600_000 } } },
+    CreateTaskResultSchema,
+  );
+  const sessionId = first.transport.sessionId!;
+  await first.client.close();
+  const second = await legacyClient(url, sessionId);
+  assert.equal(second.transport.sessionId, sessionId);
+  const resumed = await second.client.experimental.tasks.getTaskResult(left.task.taskId, CallToolResultSchema);
+  assert.deepEqual(textOf(resumed), { action: "accept", content: { ok: true } });
+  assert.equal(second.asked.length, 1);
+  const relisted = await second.client.experimental.tasks.listTasks();
+  for (const id of [taskId, sleeper.task.taskId, left.task.taskId]) {
+    assert.ok(
+      relisted.tasks.some((task) => task.taskId === id),
+      `listTasks after reconnecting shows ${id}`,
+    );
+  }
+
+  // MCP Inspector CLI, both eras, on the task-only tool (it calls a `required` tool as a task).
+  const call = ["--method", "tools/call", "--tool-name", "bench_task_only", "--tool-args-json", '{"steps":2}'];
+  const legacy = await inspector([server.url, "--protocol-era", "legacy", ...call, "--format", "json"]);
+  assert.deepEqual(textOf(legacy.result), { steps: 2 }, JSON.stringify(legacy));
+  const inspectorTask = legacy.result._meta?.[RELATED_TASK]?.taskId as string;
+  assert.match(inspectorTask ?? "", /^[A-Za-z0-9_-]{32}$/, "the legacy call went through tasks/result");
+  const modern = await inspector([server.url, "--protocol-era", "modern", ...call, "--format", "json"]);
+  assert.deepEqual(textOf(modern.result), { steps: 2 }, JSON.stringify(modern));
+  assert.equal(modern.result.resultType, "complete");
+  // The Inspector's legacy task is the same principal's ("anonymous"): it is listed for the SDK client too.
+  const withInspector = await second.client.experimental.tasks.listTasks();
+  assert.ok(withInspector.tasks.some((task) => task.taskId === inspectorTask));
+  await second.client.close();
+});
+
+console.log(
+  `legacy clients: @modelcontextprotocol/sdk 1.32.2 tasks client and MCP Inspector CLI 2.12 (both eras) ok (${Math.round(performance.now() - began)} ms)`,
+);
