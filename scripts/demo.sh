@@ -12,8 +12,9 @@ if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$P
 fi
 pnpm install --frozen-lockfile
 # Local secrets for wrangler dev (never deployed), made once per clone: the key that signs file URLs, and the one
-# that signs the task page's session cookies (added to a .dev.vars from before it existed).
-for secret in FILE_URL_SECRET WATCHER_SESSION_SECRET; do
+# that signs the task page's session cookies, and the one that signs 2025-11-25 MCP session ids (each added to a
+# .dev.vars from before it existed).
+for secret in FILE_URL_SECRET WATCHER_SESSION_SECRET MCP_SESSION_SECRET; do
   if ! grep -qs "^$secret=" .dev.vars; then
     # A file whose last line has no newline would run into the appended one.
     if [ -s .dev.vars ] && [ -n "$(tail -c 1 .dev.vars)" ]; then echo >> .dev.vars; fi

@@ -86,6 +86,17 @@ describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
     expect(client.getServerVersion()).toMatchObject({ name: "task-server", version: "1.0.0" });
     expect(client.getServerCapabilities()?.tools).toBeDefined();
     expect((client.transport as StreamableHTTPClientTransport).protocolVersion).toMatch(/^2025-/);
+    // The demo binds TASK_INDEX, so its 2025-11-25 tasks wire offers tasks/list too (docs/clients.md).
+    expect(client.getServerCapabilities()?.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+  });
+
+  it("lists the caller's tasks on the 2025-11-25 wire, whatever wire created them", async () => {
+    const started = await call("send_report", { to: "dave@example.com", pages: 1, secondsPerPage: 0 });
+    const taskId = handle(started)?.taskId as string;
+    expect(taskId).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    const { tasks } = await client.experimental.tasks.listTasks();
+    expect(tasks.find((task) => task.taskId === taskId)).toMatchObject({ taskId, status: "input_required" });
+    await call("durable_task_cancel", { taskId });
   });
 
   it("lists the task tools as task-optional, and the facade tools with their annotations", async () => {

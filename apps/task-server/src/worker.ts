@@ -11,6 +11,7 @@ const mcp = durableMcp(createServer, { authenticate, files: { maxSize: 1024 * 10
 
 export const TaskRunner = mcp.TaskRunner;
 export const FileRunner = mcp.FileRunner;
+export const TaskIndex = mcp.TaskIndex;
 export { TaskWatcher, WatcherClients };
 
 const app = new Hono<{ Bindings: Env }>();
