@@ -21,6 +21,14 @@ import { batchRefusal, hostPolicy, hostRefusal } from "./request-guards.js";
 import { RunnerClient } from "../runner/runner-client.js";
 import { isTaskMethodRequest, serveTaskMethod } from "./task-fast-path.js";
 import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
+import {
+  sendTaskEvent,
+  type SendEventInput,
+  type SendEventOptions,
+  type SendEventResult,
+} from "../runner/send-event.js";
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from "../runner/webhook-urls.js";
+import { routeWebhookRequest } from "./webhook-routes.js";
 
 /**
  * Who is calling. Tasks are bound to `principal`; `authInfo` reaches tools as `ctx.http.authInfo` (when absent,
@@ -72,6 +80,20 @@ export interface DurableMcpOptions<Env> {
    * tools for the model. Needs a FileRunner Durable Object binding, an R2 bucket and a signing secret.
    */
   files?: FilesOptions | boolean;
+  /** Webhook URLs of `step.webhookUrl`: where they are served and which secret signs them. */
+  webhooks?: WebhooksOptions;
+}
+
+export interface WebhooksOptions {
+  /**
+   * Env binding of the secret (≥ 32 characters) that signs webhook URLs. Default "WEBHOOK_URL_SECRET"; naming the
+   * files secret ("FILE_URL_SECRET") shares it safely (the two sign different messages).
+   */
+  secret?: string;
+  /** Where `fetch` serves them (mount `serveWebhooks` there by hand). Default "/webhooks". */
+  path?: string;
+  /** Origin for the URLs handed out (behind a proxy); default the origin the task was created at. */
+  publicUrl?: string;
 }
 
 export interface FilesOptions {
@@ -107,6 +129,14 @@ export interface DurableMcp<Env> {
   serve(request: Request, env: Env): Promise<Response>;
   /** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
   serveFiles(request: Request, env: Env): Promise<Response>;
+  /** Serves webhook POSTs (`step.webhookUrl`); mount under `webhooks.path`. */
+  serveWebhooks(request: Request, env: Env): Promise<Response>;
+  /**
+   * Sends an event to a task from the Worker's own code (trusted: no MCP credentials are checked). The oldest
+   * `step.waitForEvent` of its type takes it, or the task keeps it for a later one. Throws EventRefusedError
+   * (unknown or, with `principal`, foreign task; finished task; full buffer; payload too large; invalid event).
+   */
+  sendEvent(env: Env, taskId: string, event: SendEventInput, options?: SendEventOptions): Promise<SendEventResult>;
   /** The SDK's handler underneath, as `createMcpHandler` returned it. */
   handler: ReturnType<typeof createMcpHandler>;
 }
@@ -129,6 +159,7 @@ export function durableMcp<Env>(
   const bindingName = options.binding ?? "TASK_RUNNER";
   const path = options.path ?? "/mcp";
   const files = resolveFiles(options.files);
+  const webhooks = resolveWebhooks(options.webhooks);
   const FileRunner = defineFileRunner<Env>({ bucket: files?.bucketBinding ?? "FILES" });
   const withFiles = (server: McpServer) => (files?.tools ? server[registerFileToolsOnce]() : server);
   const TaskRunner = defineTaskRunner<Env>({
@@ -137,6 +168,7 @@ export function durableMcp<Env>(
     purgeGraceMs: options.purgeGraceMs,
     events: options.events,
     files,
+    webhooks,
   });
   // The SDK hands the factory the very authInfo object given to fetch (on the 2025 path too, where the Request
   // is rebuilt), so a fresh authInfo per request carries the request's binding.
@@ -244,14 +276,32 @@ export function durableMcp<Env>(
     }
   }
 
+  /** Serves webhook POSTs; they carry their own signature, so no authentication and no host policy apply. */
+  async function serveWebhooks(request: Request, env: Env): Promise<Response> {
+    try {
+      return await routeWebhookRequest(request, env, webhooks, () => runnersFor(env));
+    } catch (error) {
+      console.error("durableMcp: webhook request failed", {
+        url: new URL(request.url).pathname,
+        error: error instanceof Error ? error.stack : String(error),
+      });
+      return new Response("Internal error\n", { status: 500, headers: corsHeaders() });
+    }
+  }
+
+  function sendEvent(env: Env, taskId: string, event: SendEventInput, eventOptions?: SendEventOptions) {
+    return sendTaskEvent(runnersFor(env), taskId, event, eventOptions);
+  }
+
   async function fetch(request: Request, env: Env): Promise<Response> {
     const pathname = new URL(request.url).pathname;
+    if (pathname.startsWith(`${webhooks.path}/`)) return serveWebhooks(request, env);
     if (files && (pathname === files.path || pathname.startsWith(`${files.path}/`))) return serveFiles(request, env);
     if (pathname !== path) return new Response("Not found", { status: 404 });
     return serve(request, env);
   }
 
-  return { TaskRunner, FileRunner, fetch, serve, serveFiles, handler };
+  return { TaskRunner, FileRunner, fetch, serve, serveFiles, serveWebhooks, sendEvent, handler };
 }
 
 function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSettings & { tools: boolean }) | undefined {
@@ -270,6 +320,18 @@ function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSetting
     urlTtlMs: toMilliseconds(given.urlTtl ?? "15 minutes"),
     publicUrl: given.publicUrl?.replace(/\/+$/, ""),
     tools: given.tools ?? true,
+  };
+}
+
+function resolveWebhooks(option: WebhooksOptions | undefined): WebhookSettings {
+  const path = (option?.path ?? DEFAULT_WEBHOOK_SETTINGS.path).replace(/\/+$/, "");
+  if (!path.startsWith("/")) {
+    throw new Error(`durableMcp: webhooks.path must start with "/" (got ${JSON.stringify(path)})`);
+  }
+  return {
+    path,
+    secretBinding: option?.secret ?? DEFAULT_WEBHOOK_SETTINGS.secretBinding,
+    publicUrl: option?.publicUrl?.replace(/\/+$/, ""),
   };
 }
 
