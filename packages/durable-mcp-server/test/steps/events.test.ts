@@ -20,7 +20,7 @@ function send(started: Pick<StartedTask, "taskId">, event: SendEventInput, princ
 
 async function stepsOf(started: StartedTask): Promise<StepTimelineEntry[]> {
   const task = await started.stub.get(started.access, { steps: true });
-  return (task?._meta?.[STEPS_META] as { steps: StepTimelineEntry[] }).steps;
+  return (task?._meta?.[STEPS_META] as { steps: StepTimelineEntry[] } | undefined)?.steps ?? [];
 }
 
 function waitForStep(started: StartedTask, name: string, state: string) {
