@@ -258,7 +258,7 @@ export const STEPS_META = "durable-mcp-server/steps";
 
 export interface TimelineStep {
   name: string;
-  kind: "do" | "sleep" | "input";
+  kind: "do" | "sleep" | "input" | "event" | "webhook";
   state: "running" | "waiting" | "done" | "failed";
   attempts: number;
   startedAt: string | null;

@@ -128,6 +128,17 @@ describe("mcp.sendEvent through the public API", () => {
     expect(textOf(await task.waitFor("completed"))).toEqual({ by: "ada" });
   });
 
+  it("the kit's wake() leaves an event wait alone unless it is named; named, the wait times out", async () => {
+    const task = await kit.start("approval");
+    await task.waitForStep("approval", "waiting");
+    await expect(task.wake()).rejects.toThrow(/waits on no sleep or retry back-off/);
+    expect(await task.wake("approval")).toEqual(["approval"]);
+    const done = await task.waitFor("completed");
+    expect(done.result).toMatchObject({ isError: true });
+    expect(JSON.stringify(done.result)).toContain("EventTimeoutError");
+    expect((await task.steps())[0]).toMatchObject({ name: "approval", kind: "event", state: "failed" });
+  });
+
   it("the testing kit's sendEvent reaches the task as the kit's principal", async () => {
     const task = await kit.start("approval");
     expect(await task.sendEvent({ type: "approved", payload: "early" })).toEqual({ outcome: "buffered" });
