@@ -51,8 +51,8 @@ describe("external events under wrangler dev", () => {
   it("completes with the body POSTed to its webhook link; a repeat gets the first answer, another body 409", async () => {
     const created = await mcp.startTask("await_approval", { webhook: true });
     const asked = await mcp.pollTask(created.taskId, (task) => task.status === "input_required");
-    const message = (asked.inputRequests?.["share link"] as { params: { message: string } }).params.message;
-    const link = /POSTing JSON to (\S+)$/.exec(message)?.[1];
+    const request = asked.inputRequests?.["share link"] as { params?: { message?: string } } | undefined;
+    const link = /POSTing JSON to (\S+)$/.exec(request?.params?.message ?? "")?.[1];
     expect(link).toMatch(
       new RegExp(`^${origin}/webhooks/${created.taskId}/[0-9a-f]{32}\\?type=approved&exp=\\d+&sig=`),
     );
