@@ -77,7 +77,7 @@ export const STEPS_META = "durable-mcp-server/steps";
 
 export interface TimelineStep {
   name: string;
-  kind: "do" | "sleep" | "input";
+  kind: "do" | "sleep" | "input" | "event" | "webhook" | "patch";
   state: "running" | "waiting" | "done" | "failed";
   attempts: number;
   startedAt: string | null;

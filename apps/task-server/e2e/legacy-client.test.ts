@@ -103,7 +103,15 @@ describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     expect([...byName.keys()].toSorted()).toEqual(
-      ["ping", "send_report", "export_contacts", "dataset_report", ...FACADE, ...FILE_TOOLS].toSorted(),
+      [
+        "ping",
+        "send_report",
+        "await_approval",
+        "export_contacts",
+        "dataset_report",
+        ...FACADE,
+        ...FILE_TOOLS,
+      ].toSorted(),
     );
     expect(byName.get("dataset_report")?._meta?.[TASKS]).toEqual({ taskSupport: "optional" });
     expect(byName.get("send_report")?.inputSchema).toMatchObject({ type: "object", required: ["to"] });

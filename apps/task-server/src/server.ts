@@ -84,6 +84,38 @@ export const createServer = (_env: Env) => {
   );
 
   server.registerTask(
+    "await_approval",
+    {
+      description:
+        "Waits for an approval from outside MCP — POST /events/<taskId> by this Worker's caller, or a POST to a signed " +
+        "webhook link — then completes with its payload",
+      inputSchema: z.object({
+        webhook: z.boolean().default(false),
+        timeoutMinutes: z.number().int().min(1).max(1440).default(60),
+      }),
+      pollInterval: "1 second",
+    },
+    async ({ webhook, timeoutMinutes }, step) => {
+      if (webhook) {
+        const url = await step.webhookUrl("approval link", {
+          type: "approved",
+          expiresIn: `${timeoutMinutes} minutes`,
+        });
+        // Whoever approves needs the link; in the demo that is the caller, so it is shown to them.
+        await step.elicit("share link", {
+          message: `Approve by POSTing JSON to ${url}`,
+          requestedSchema: { type: "object", properties: {} },
+        });
+      }
+      const decision = await step.waitForEvent("approval", { type: "approved", timeout: `${timeoutMinutes} minutes` });
+      return {
+        content: [{ type: "text", text: `Approved: ${JSON.stringify(decision.payload)}` }],
+        structuredContent: { approval: decision.payload, at: decision.timestamp.toISOString() },
+      };
+    },
+  );
+
+  server.registerTask(
     "export_contacts",
     {
       description: "Exports the contact list in batches and uploads the export to an archive bucket",

@@ -2,12 +2,17 @@
 // the page's agent (TaskWatcher, the page's MCP client: apps/demo-client/agent) at /agents/task-watcher/<session>,
 // mounted by hand inside a Hono app beside other routes.
 import { routeTaskWatcher, serveOwnOriginWith, TaskWatcher, WatcherClients } from "demo-client/agent";
-import { durableMcp } from "durable-mcp-server";
+import { durableMcp, EventRefusedError, type EventRefusal } from "durable-mcp-server";
 import { Hono } from "hono";
 import { authenticate } from "./auth.js";
 import { createServer, type Env } from "./server.js";
 
-const mcp = durableMcp(createServer, { authenticate, files: { maxSize: 1024 * 1024 * 1024 } });
+// Webhook links are signed with the files secret: one secret to configure, and the two sign different messages.
+const mcp = durableMcp(createServer, {
+  authenticate,
+  files: { maxSize: 1024 * 1024 * 1024 },
+  webhooks: { secret: "FILE_URL_SECRET" },
+});
 
 export const TaskRunner = mcp.TaskRunner;
 export const FileRunner = mcp.FileRunner;
@@ -25,6 +30,26 @@ app.get("/healthz", (c) => c.json({ ok: true }));
 app.all("/mcp", (c) => mcp.serve(c.req.raw, c.env));
 app.all("/files", (c) => mcp.serveFiles(c.req.raw, c.env));
 app.all("/files/*", (c) => mcp.serveFiles(c.req.raw, c.env));
+app.all("/webhooks/*", (c) => mcp.serveWebhooks(c.req.raw, c.env));
+// Outside systems approve `await_approval` here: `POST /events/<taskId>` with `{ type, payload }` and the caller's own
+// bearer token. This route is the Worker's trusted code calling mcp.sendEvent, bound to the caller's principal.
+app.post("/events/:taskId", async (c) => {
+  const caller = authenticate(c.req.raw, c.env);
+  if (caller instanceof Response) return caller;
+  let body: { type?: unknown; payload?: unknown } | null;
+  try {
+    body = await c.req.json();
+  } catch {
+    return c.json({ error: "invalid_json", message: "Send { type, payload } as JSON" }, 400);
+  }
+  try {
+    const event = { type: body?.type as string, payload: body?.payload };
+    return c.json(await mcp.sendEvent(c.env, c.req.param("taskId"), event, { principal: caller.principal }), 202);
+  } catch (error) {
+    if (!(error instanceof EventRefusedError)) throw error;
+    return c.json({ error: error.reason, message: error.message }, EVENT_REFUSAL_STATUS[error.reason]);
+  }
+});
 // Only the page's agent (and POST /agents/session, which opens its session): other Durable Objects of this Worker are
 // not reachable under /agents. The agent's gate checks origin, name and session secret first (agent/session.ts).
 app.all("/agents/*", async (c) => (await routeTaskWatcher(c.req.raw, { ...c.env })) ?? c.notFound());
@@ -32,5 +57,13 @@ app.all("/agents/*", async (c) => (await routeTaskWatcher(c.req.raw, { ...c.env 
 // The agent calls a server URL on this Worker's own origin through this handler, in-process: a Worker may not
 // fetch itself.
 serveOwnOriginWith((request, env) => app.fetch(request, env as Env));
+
+const EVENT_REFUSAL_STATUS: Record<EventRefusal, 400 | 404 | 409 | 413 | 429> = {
+  unknown_task: 404,
+  task_finished: 409,
+  buffer_full: 429,
+  payload_too_large: 413,
+  invalid_event: 400,
+};
 
 export default app;

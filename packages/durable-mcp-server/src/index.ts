@@ -10,7 +10,17 @@ export type {
   TaskServerOptions,
 } from "./server/mcp-server.js";
 export { durableMcp } from "./routing/durable-mcp.js";
-export type { Authenticate, Caller, DurableMcp, DurableMcpOptions, FilesOptions } from "./routing/durable-mcp.js";
+export type {
+  Authenticate,
+  Caller,
+  DurableMcp,
+  DurableMcpOptions,
+  FilesOptions,
+  WebhooksOptions,
+} from "./routing/durable-mcp.js";
+export type { SendEventInput, SendEventOptions, SendEventResult } from "./runner/send-event.js";
+export { EventRefusedError, EventTimeoutError } from "./errors/event-errors.js";
+export type { EventRefusal } from "./errors/event-errors.js";
 export type { TaskRunnerClass, TaskRunnerRpc } from "./runner/task-runner.js";
 export type { FileRunnerClass, FileRunnerRpc } from "./files/file-runner.js";
 export type { TaskEventLevel } from "./task-events.js";
@@ -24,6 +34,9 @@ export type {
   Serializable,
   Step,
   StepAttempt,
+  TaskEvent,
+  WaitForEventOptions,
+  WebhookUrlOptions,
 } from "./steps/types.js";
 export {
   InputTimeoutError,

@@ -53,3 +53,13 @@ export const LIST_PAGE_SIZE = 50;
 export const LIST_CONCURRENCY = 8;
 /** How often an open `tasks/result` stream sends progress (or a keep-alive comment without a progressToken). */
 export const RESULT_HEARTBEAT_MS = 15_000;
+
+// --- External events (steps/ waitForEvent, runner/event-inbox.ts, routing/webhook-routes.ts) ---
+/** An event type is 1 to this many characters (as in Cloudflare Workflows). */
+export const MAX_EVENT_TYPE_LENGTH = 100;
+/** Largest event payload, as JSON text in bytes: `sendEvent`'s payload and a webhook POST's body alike. */
+export const MAX_EVENT_PAYLOAD_BYTES = 256 * 1024;
+/** Events of one type a live task keeps until a wait takes them; one more is refused (`buffer_full`). */
+export const MAX_BUFFERED_EVENTS_PER_TYPE = 100;
+/** Events of all types a live task keeps at once; one more is refused (`buffer_full`). */
+export const MAX_BUFFERED_EVENTS = 1000;

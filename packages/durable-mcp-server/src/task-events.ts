@@ -18,6 +18,13 @@ export type TaskEventName =
   | "input_requested"
   | "input_answered"
   | "input_timed_out"
+  | "event_waiting"
+  | "event_received"
+  | "event_timed_out"
+  | "event_delivered"
+  | "event_buffered"
+  | "event_refused"
+  | "webhook_created"
   | "task_cancelled"
   | "task_finished"
   | "task_expired"
@@ -38,6 +45,8 @@ const WARNINGS: ReadonlySet<TaskEventName> = new Set([
   "step_retry_scheduled",
   "step_failed",
   "input_timed_out",
+  "event_timed_out",
+  "event_refused",
   "task_expired",
 ]);
 

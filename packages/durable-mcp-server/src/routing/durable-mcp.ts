@@ -26,6 +26,14 @@ import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
 import { defineTaskIndex, type TaskIndexClass } from "../runner/task-index.js";
 import { serveLegacyWire } from "./wire-2025/legacy-wire.js";
 import { Signer } from "./wire-2025/signing.js";
+import {
+  sendTaskEvent,
+  type SendEventInput,
+  type SendEventOptions,
+  type SendEventResult,
+} from "../runner/send-event.js";
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from "../runner/webhook-urls.js";
+import { routeWebhookRequest } from "./webhook-routes.js";
 
 /**
  * Who is calling. Tasks are bound to `principal`; `authInfo` reaches tools as `ctx.http.authInfo` (when absent,
@@ -88,6 +96,20 @@ export interface DurableMcpOptions<Env> {
    * neither advertised nor served.
    */
   index?: string | false;
+  /** Webhook URLs of `step.webhookUrl`: where they are served and which secret signs them. */
+  webhooks?: WebhooksOptions;
+}
+
+export interface WebhooksOptions {
+  /**
+   * Env binding of the secret (≥ 32 characters) that signs webhook URLs. Default "WEBHOOK_URL_SECRET"; naming the
+   * files secret ("FILE_URL_SECRET") shares it safely (the two sign different messages).
+   */
+  secret?: string;
+  /** Where `fetch` serves them (mount `serveWebhooks` there by hand). Default "/webhooks". */
+  path?: string;
+  /** Origin for the URLs handed out (behind a proxy); default the origin the task was created at. */
+  publicUrl?: string;
 }
 
 export interface FilesOptions {
@@ -125,6 +147,14 @@ export interface DurableMcp<Env> {
   serve(request: Request, env: Env): Promise<Response>;
   /** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
   serveFiles(request: Request, env: Env): Promise<Response>;
+  /** Serves webhook POSTs (`step.webhookUrl`); mount under `webhooks.path`. */
+  serveWebhooks(request: Request, env: Env): Promise<Response>;
+  /**
+   * Sends an event to a task from the Worker's own code (trusted: no MCP credentials are checked). The oldest
+   * `step.waitForEvent` of its type takes it, or the task keeps it for a later one. Throws EventRefusedError
+   * (unknown or, with `principal`, foreign task; finished task; full buffer; payload too large; invalid event).
+   */
+  sendEvent(env: Env, taskId: string, event: SendEventInput, options?: SendEventOptions): Promise<SendEventResult>;
   /** The SDK's handler underneath, as `createMcpHandler` returned it. */
   handler: ReturnType<typeof createMcpHandler>;
 }
@@ -145,6 +175,7 @@ export function durableMcp<Env>(
   const bindingName = options.binding ?? "TASK_RUNNER";
   const path = options.path ?? "/mcp";
   const files = resolveFiles(options.files);
+  const webhooks = resolveWebhooks(options.webhooks);
   const FileRunner = defineFileRunner<Env>({ bucket: files?.bucketBinding ?? "FILES" });
   const TaskIndex = defineTaskIndex<Env>();
   const indexBinding = options.index === false ? undefined : (options.index ?? "TASK_INDEX");
@@ -157,6 +188,7 @@ export function durableMcp<Env>(
     events: options.events,
     files,
     indexBinding,
+    webhooks,
   });
   // The SDK hands the factory the very authInfo object given to fetch (on the 2025 path too, where the Request
   // is rebuilt), so a fresh authInfo per request carries the request's binding.
@@ -279,14 +311,32 @@ export function durableMcp<Env>(
     }
   }
 
+  /** Serves webhook POSTs; they carry their own signature, so no authentication and no host policy apply. */
+  async function serveWebhooks(request: Request, env: Env): Promise<Response> {
+    try {
+      return await routeWebhookRequest(request, env, webhooks, () => runnersFor(env));
+    } catch (error) {
+      console.error("durableMcp: webhook request failed", {
+        url: new URL(request.url).pathname,
+        error: error instanceof Error ? error.stack : String(error),
+      });
+      return new Response("Internal error\n", { status: 500, headers: corsHeaders() });
+    }
+  }
+
+  function sendEvent(env: Env, taskId: string, event: SendEventInput, eventOptions?: SendEventOptions) {
+    return sendTaskEvent(runnersFor(env), taskId, event, eventOptions);
+  }
+
   async function fetch(request: Request, env: Env): Promise<Response> {
     const pathname = new URL(request.url).pathname;
+    if (pathname.startsWith(`${webhooks.path}/`)) return serveWebhooks(request, env);
     if (files && (pathname === files.path || pathname.startsWith(`${files.path}/`))) return serveFiles(request, env);
     if (pathname !== path) return new Response("Not found", { status: 404 });
     return serve(request, env);
   }
 
-  return { TaskRunner, FileRunner, TaskIndex, fetch, serve, serveFiles, handler };
+  return { TaskRunner, FileRunner, TaskIndex, fetch, serve, serveFiles, serveWebhooks, sendEvent, handler };
 }
 
 function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSettings & { tools: boolean }) | undefined {
@@ -305,6 +355,18 @@ function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSetting
     urlTtlMs: toMilliseconds(given.urlTtl ?? "15 minutes"),
     publicUrl: given.publicUrl?.replace(/\/+$/, ""),
     tools: given.tools ?? true,
+  };
+}
+
+function resolveWebhooks(option: WebhooksOptions | undefined): WebhookSettings {
+  const path = (option?.path ?? DEFAULT_WEBHOOK_SETTINGS.path).replace(/\/+$/, "");
+  if (!path.startsWith("/")) {
+    throw new Error(`durableMcp: webhooks.path must start with "/" (got ${JSON.stringify(path)})`);
+  }
+  return {
+    path,
+    secretBinding: option?.secret ?? DEFAULT_WEBHOOK_SETTINGS.secretBinding,
+    publicUrl: option?.publicUrl?.replace(/\/+$/, ""),
   };
 }
 

@@ -1,5 +1,6 @@
 import { backoffDelayMs, equalJitter } from "../util/backoff.js";
 import { taskIndexOf, type IndexCursor, type IndexEntry } from "./task-index.js";
+import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
 import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "./task-runner.js";
 import type { NewTask } from "./task-store.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
@@ -73,6 +74,19 @@ export class RunnerClient {
 
   watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null> {
     return this.call(access.taskId, (runner) => runner.watch(access));
+  }
+
+  /**
+   * Retried like every call: a delivery that landed before a transient error is then sent again, and buffered a
+   * second time if no wait took the first (at-least-once, as the docs say of sendEvent).
+   */
+  sendEvent(taskId: string, event: { type: string; payload: string }, principal?: string): Promise<EventOutcome> {
+    return this.call(taskId, (runner) => runner.sendEvent(taskId, event, principal));
+  }
+
+  /** Retrying is safe here: the runner answers an identical repeat of a delivered body with its first answer. */
+  deliverWebhook(taskId: string, hook: { hookId: string; type: string; payload: string }): Promise<WebhookAnswer> {
+    return this.call(taskId, (runner) => runner.deliverWebhook(taskId, hook));
   }
 
   private call<T>(taskId: string, fn: (runner: TaskRunnerRpc) => Promise<T>): Promise<T> {

@@ -7,6 +7,7 @@ import { applyMigrations, schemaVersion, type Migration } from "../storage/migra
  * 3: the origin the task was created at (the base of its file links). 4: when each step started (the timeline).
  * 5: the task's step-key salt and each `do` step's idempotency key, journaled at its first attempt.
  * 6: steps keyed by (name, occurrence), and the kinds of external events and patch markers (a rebuilt table).
+ * 7: the event inbox (events sent before a wait took them) and the answers of delivered webhooks.
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -75,6 +76,23 @@ const MIGRATIONS: readonly Migration[] = [
    DROP TABLE steps;
    ALTER TABLE steps_v6 RENAME TO steps;
    CREATE INDEX steps_waiting ON steps (wake_at) WHERE state = 'waiting';`,
+  // External events (runner/event-inbox.ts): events a live task was sent while no wait of their type was pending,
+  // taken oldest first per type; and, per webhook URL, the one body it accepted with the answer given, so that an
+  // identical repeat gets that answer again and a different body is refused. New tables only: nothing to carry over.
+  `CREATE TABLE event_inbox (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     type TEXT NOT NULL,
+     payload TEXT NOT NULL,
+     sent_at INTEGER NOT NULL
+   );
+   CREATE INDEX event_inbox_type ON event_inbox (type, seq);
+   CREATE TABLE webhook_deliveries (
+     hook_id TEXT PRIMARY KEY,
+     body_sha256 TEXT NOT NULL,
+     status INTEGER NOT NULL,
+     answer TEXT NOT NULL,
+     delivered_at INTEGER NOT NULL
+   );`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -14,6 +14,8 @@ import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { MAX_RUN_FAILURES, SEAM_RUN_WAIT_MS, TIMELINE_LIMIT } from "../limits.js";
 import { checkInputAnswer } from "./elicit-answer.js";
 import { taskIndexOf } from "./task-index.js";
+import { EventInbox, sha256Hex, waitingMessage, type EventOutcome, type WebhookAnswer } from "./event-inbox.js";
+import { DEFAULT_WEBHOOK_SETTINGS, webhookSigner, type WebhookSettings } from "./webhook-urls.js";
 import { toDetailedTask, toTask } from "./task-view.js";
 import { migrate, schemaVersion } from "./schema.js";
 import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
@@ -48,6 +50,8 @@ export interface TaskRunnerOptions<Env> {
   files?: FilesSettings;
   /** The per-principal TaskIndex binding, when there is one: a purged task leaves its principal's index. */
   indexBinding?: string;
+  /** Where webhook URLs point and which secret signs them (default `/webhooks`, `WEBHOOK_URL_SECRET`). */
+  webhooks?: WebhookSettings;
 }
 
 const DEFAULT_ALARM_BUDGET_MS = 10 * 60_000;
@@ -88,6 +92,16 @@ export interface TaskRunnerRpc {
   awaitSettled(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null>;
   /** The task as newline-delimited JSON, now and after every change, until it is final. */
   watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null>;
+  /**
+   * Trusted code's event for task `taskId` (`mcp.sendEvent`): given to the oldest wait of its type, else buffered.
+   * With `principal`, another principal's task is refused as unknown. `payload` is JSON text.
+   */
+  sendEvent(taskId: string, event: { type: string; payload: string }, principal?: string): Promise<EventOutcome>;
+  /**
+   * A POST to webhook `hookId` of task `taskId`, its signature already checked by the route: delivered once; an
+   * identical repeat gets the first answer, a different body 409.
+   */
+  deliverWebhook(taskId: string, hook: { hookId: string; type: string; payload: string }): Promise<WebhookAnswer>;
 }
 
 /** The Durable Object class `defineTaskRunner` builds; export it from the Worker under its binding's class name. */
@@ -105,6 +119,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
     private store = new TaskStore(this.ctx.storage.sql);
     private journal = new StepJournal(this.ctx.storage.sql);
+    private inbox = new EventInbox(this.ctx.storage.sql);
     private ready = false;
     /** Aborted on cancel: the signals of this instance's in-flight step attempts. */
     private controllers = new Set<AbortController>();
@@ -248,6 +263,77 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       });
     }
 
+    async sendEvent(
+      taskId: string,
+      event: { type: string; payload: string },
+      principal?: string,
+    ): Promise<EventOutcome> {
+      const record = this.ready ? this.store.read() : null;
+      const unknown =
+        !record || record.taskId !== taskId || (principal !== undefined && principal !== record.principal);
+      if (unknown || (record.purgeAt !== null && Date.now() >= record.purgeAt)) {
+        return { refused: "unknown_task", message: `no task ${taskId}` };
+      }
+      return this.acceptEvent(record, event.type, event.payload, "send");
+    }
+
+    async deliverWebhook(
+      taskId: string,
+      hook: { hookId: string; type: string; payload: string },
+    ): Promise<WebhookAnswer> {
+      const record = this.ready ? this.store.read() : null;
+      if (!record || record.taskId !== taskId || (record.purgeAt !== null && Date.now() >= record.purgeAt)) {
+        return { status: 404, body: { error: "unknown_task", message: "no such task" } };
+      }
+      const sha256 = await sha256Hex(hook.payload);
+      const prior = this.inbox.delivery(hook.hookId);
+      if (prior) {
+        if (prior.sha256 === sha256) return prior.answer;
+        return {
+          status: 409,
+          body: { error: "already_delivered", message: "this webhook already delivered a different body" },
+        };
+      }
+      const outcome = await this.acceptEvent(record, hook.type, hook.payload, "webhook");
+      if ("refused" in outcome) {
+        // Refused bodies are not recorded: the sender may try again once the inbox has room.
+        const status = outcome.refused === "task_finished" ? 410 : outcome.refused === "buffer_full" ? 429 : 400;
+        return { status, body: { error: outcome.refused, message: outcome.message } };
+      }
+      const answer: WebhookAnswer = { status: 202, body: { ...outcome, type: hook.type } };
+      this.inbox.recordDelivery(hook.hookId, sha256, answer, Date.now());
+      return answer;
+    }
+
+    /**
+     * Gives an event to the oldest wait of its type, or buffers it; wakes the task for a delivered one. Synchronous up
+     * to the alarm write, so its journal or inbox write never interleaves with a run's take.
+     */
+    private async acceptEvent(record: TaskRecord, type: string, payload: string, via: string): Promise<EventOutcome> {
+      if (FINAL_STATUSES.has(record.status)) {
+        return { refused: "task_finished", message: `task ${record.taskId} is ${record.status}` };
+      }
+      const now = Date.now();
+      const stored = { type, payload, sentAt: now };
+      const step = this.journal.deliverEvent(type, JSON.stringify(stored), now);
+      if (step === null) {
+        if (!this.inbox.add(stored)) {
+          this.events(record)("event_refused", { type, via, reason: "buffer_full" });
+          return { refused: "buffer_full", message: `task ${record.taskId} already keeps as many events as it may` };
+        }
+        this.events(record)("event_buffered", { type, via });
+        return { outcome: "buffered" };
+      }
+      this.events(record)("event_delivered", { type, via, step });
+      // The wait's status message is over once its event came; the handler's own messages are left alone.
+      if (record.statusMessage === waitingMessage(step, type))
+        this.store.setMessage(`received event "${type}"`, record.progress, now);
+      this.notify();
+      this.wakeRequested = true;
+      await this.arm(now);
+      return { outcome: "delivered", step };
+    }
+
     /**
      * The test-only seam (runner/testing-seam.ts, docs/testing.md): refused unless the env has DURABLE_MCP_TESTING.
      * Deliberately not in TaskRunnerRpc. It waits for a run under way to end, so it never writes under one. Off, it
@@ -370,6 +456,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           handoffAt: startedAt + alarmBudgetMs,
           controllers: this.controllers,
           event,
+          events: this.eventHost(record),
           ...this.fileHosts(record),
         });
       } finally {
@@ -477,6 +564,27 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
 
     private events(record: TaskRecord): TaskEventSink {
       return taskEventLog(eventLevel, record);
+    }
+
+    /** The inbox and webhook URLs of `step.waitForEvent` / `step.webhookUrl`. */
+    private eventHost(record: TaskRecord): NonNullable<EngineHost["events"]> {
+      const settings = options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
+      return {
+        take: (type) => this.inbox.take(type),
+        waiting: (label, type) => {
+          const current = this.store.read();
+          if (this.store.setMessage(waitingMessage(label, type), current?.progress ?? null, Date.now())) this.notify();
+        },
+        webhookUrl: (hook) =>
+          webhookSigner(this.env, settings).sign(
+            settings.publicUrl ?? record.origin ?? "http://localhost",
+            settings.path,
+            {
+              taskId: record.taskId,
+              ...hook,
+            },
+          ),
+      };
     }
 
     /** `step.files` and result spilling, built lazily so that a task that never uses them needs no bindings. */

@@ -106,8 +106,8 @@ function wake(
     }
     due = [step];
   } else {
-    // An input's timeout is a deadline, not a delay: it is made due only when named.
-    due = [...steps.values()].filter((step) => waiting(step) && step.kind !== "input");
+    // An input's or event wait's timeout is a deadline, not a delay: it is made due only when named.
+    due = [...steps.values()].filter((step) => waiting(step) && step.kind !== "input" && step.kind !== "event");
     if (due.length === 0) {
       throw new TestingSeamError(`task ${taskId} waits on no sleep or retry back-off (its steps: ${list(steps)})`);
     }

@@ -7,7 +7,13 @@ import {
   StepResultError,
   StepTimeoutError,
 } from "../errors/errors.js";
-import { MAX_SPILLED_RESULT_BYTES, MAX_STEP_NAME_LENGTH, MAX_STEP_RESULT_BYTES } from "../limits.js";
+import { EventTimeoutError } from "../errors/event-errors.js";
+import {
+  MAX_EVENT_TYPE_LENGTH,
+  MAX_SPILLED_RESULT_BYTES,
+  MAX_STEP_NAME_LENGTH,
+  MAX_STEP_RESULT_BYTES,
+} from "../limits.js";
 import type { TaskEventSink } from "../task-events.js";
 import { toMilliseconds, type Duration } from "./duration.js";
 import { parseStepLabel, stepLabel, type StepJournal, type StepKind, type StepRecord } from "./journal.js";
@@ -23,7 +29,10 @@ import type {
   Serializable,
   Step,
   StepAttempt,
+  TaskEvent,
   TaskFiles,
+  WaitForEventOptions,
+  WebhookUrlOptions,
 } from "./types.js";
 
 /** A journaled result that starts with this is a reference to R2; JSON text never starts with "@". */
@@ -57,7 +66,33 @@ export interface EngineHost {
   files?: (doStep: FileStep) => TaskFiles;
   /** Spills results over MAX_STEP_RESULT_BYTES to R2, when the deployment has files. */
   spill?: ResultSpill;
+  /** The task's event inbox and webhook URLs (`step.waitForEvent`, `step.webhookUrl`). */
+  events?: EventHost;
 }
+
+/** An event as the journal and the inbox keep it: JSON, its time as ms since epoch. */
+export interface StoredEvent {
+  type: string;
+  /** JSON text of the payload. */
+  payload: string;
+  sentAt: number;
+}
+
+/** What event steps need from the TaskRunner: its inbox of buffered events, and the signer of webhook URLs. */
+export interface EventHost {
+  /**
+   * Removes and returns the oldest buffered event of `type`, or null. Synchronous on purpose: the engine journals
+   * the step in the same turn, so the take and the journal write commit together.
+   */
+  take(type: string): StoredEvent | null;
+  /** Step `label` now waits for `type` (the runner names the wait in the status message). */
+  waiting(label: string, type: string): void;
+  /** Mints the signed URL of webhook `hookId` of this task. */
+  webhookUrl(hook: { hookId: string; type: string; expiresAt: number }): Promise<string>;
+}
+
+/** Default timeout of `step.waitForEvent` and lifetime of a `step.webhookUrl`, as in Cloudflare Workflows. */
+const DEFAULT_EVENT_WAIT_MS = 24 * 60 * 60_000;
 
 export type RunOutcome =
   | { kind: "returned"; value: unknown }
@@ -401,6 +436,101 @@ class StepEngine {
     return this.park();
   }
 
+  /**
+   * `step.waitForEvent`: journaled as kind "event". New: takes the oldest buffered event of its type at once, else
+   * journals a wait (state "waiting", `request` = its type, `wakeAt` = its deadline) that a delivery completes in the
+   * journal (StepJournal.deliverEvent). Replays return the journaled event, or rethrow the timeout.
+   */
+  private async eventStep(name: string, options: WaitForEventOptions): Promise<TaskEvent> {
+    const type = eventType(name, options?.type);
+    const timeoutMs = options.timeout === undefined ? DEFAULT_EVENT_WAIT_MS : toMilliseconds(options.timeout);
+    const events = this.eventHost(name);
+    const entry = this.enter(name, "event");
+    if (entry === "halt") return this.halt();
+    if (entry === "handoff") return this.park();
+    const { occurrence, record } = entry;
+    const label = stepLabel(name, occurrence);
+    if (!record) {
+      const base: StepRecord = {
+        name,
+        occurrence,
+        kind: "event",
+        state: "waiting",
+        attempts: 0,
+        result: null,
+        error: null,
+        wakeAt: this.host.now() + timeoutMs,
+        request: JSON.stringify({ type }),
+      };
+      // Taken and journaled in one synchronous turn: they commit together, so an event is never lost or taken twice.
+      const buffered = events.take(type);
+      if (buffered) {
+        this.write({ ...base, state: "done", wakeAt: null, result: JSON.stringify(buffered) });
+        this.host.event("event_received", { step: label, type, buffered: true });
+        return toTaskEvent(buffered);
+      }
+      this.write(base);
+      events.waiting(label, type);
+      this.host.event("event_waiting", { step: label, type, timeoutMs });
+      return this.park();
+    }
+    if (record.state === "done") return toTaskEvent(JSON.parse(record.result ?? "null") as StoredEvent);
+    const timedOut = new EventTimeoutError(label, type);
+    if (record.state === "failed") throw timedOut;
+    if (record.wakeAt !== null && record.wakeAt <= this.host.now()) {
+      // The timeout is journaled first: an event sent later is buffered (docs/how-it-works.md), never given to this wait.
+      this.write({ ...record, state: "failed", error: JSON.stringify(describeError(timedOut)) });
+      this.host.event("event_timed_out", { step: label, type });
+      throw timedOut;
+    }
+    return this.park();
+  }
+
+  /**
+   * `step.webhookUrl`: journaled as kind "webhook" with the URL as its result, so a replay returns the same URL. The
+   * hook id is random; a run interrupted before the journal write mints another, but handed out none.
+   */
+  private async webhookStep(name: string, options: WebhookUrlOptions): Promise<string> {
+    const type = eventType(name, options?.type);
+    const lifetimeMs = options.expiresIn === undefined ? DEFAULT_EVENT_WAIT_MS : toMilliseconds(options.expiresIn);
+    const events = this.eventHost(name);
+    const entry = this.enter(name, "webhook");
+    if (entry === "halt") return this.halt();
+    if (entry === "handoff") return this.park();
+    const { occurrence, record } = entry;
+    if (record?.state === "done") return (JSON.parse(record.result ?? "{}") as { url: string }).url;
+    const expiresAt = this.host.now() + lifetimeMs;
+    const hookId = crypto.randomUUID().replaceAll("-", "");
+    let url: string;
+    // Counted in flight while signing, so that the run cannot suspend under this step.
+    this.inFlight++;
+    try {
+      url = await events.webhookUrl({ hookId, type, expiresAt });
+    } finally {
+      this.inFlight--;
+      if (this.parked > 0) this.checkQuiescent();
+    }
+    if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
+    this.write({
+      name,
+      occurrence,
+      kind: "webhook",
+      state: "done",
+      attempts: 1,
+      result: JSON.stringify({ url, hookId, type, expiresAt }),
+      error: null,
+      wakeAt: null,
+      request: null,
+    });
+    this.host.event("webhook_created", { step: stepLabel(name, occurrence), type });
+    return url;
+  }
+
+  private eventHost(name: string): EventHost {
+    if (!this.host.events) throw new Error(`step "${name}": this runner has no event inbox`);
+    return this.host.events;
+  }
+
   private stepApi(): Step {
     return {
       do: ((name: string, configOrFn: StepConfig | StepBody, maybeFn?: StepBody) =>
@@ -419,6 +549,9 @@ class StepEngine {
       files: this.host.files
         ? this.host.files((name, fn) => this.doStep(name, undefined, fn) as Promise<FileRef>)
         : filesDisabled,
+      waitForEvent: ((name: string, options: WaitForEventOptions) =>
+        this.eventStep(name, options)) as Step["waitForEvent"],
+      webhookUrl: (name: string, options: WebhookUrlOptions) => this.webhookStep(name, options),
       status: async (message, options) => {
         // Replays stay silent: only a run that has passed every journaled step reports status.
         if (this.settled || this.unvisited.size > 0) return;
@@ -426,6 +559,18 @@ class StepEngine {
       },
     };
   }
+}
+
+/** The event type of a wait or webhook step, checked before anything is journaled. */
+function eventType(step: string, type: unknown): string {
+  if (typeof type !== "string" || type.length === 0 || type.length > MAX_EVENT_TYPE_LENGTH) {
+    throw new TypeError(`step "${step}": an event type must be a string of 1 to ${MAX_EVENT_TYPE_LENGTH} characters`);
+  }
+  return type;
+}
+
+function toTaskEvent(stored: StoredEvent): TaskEvent {
+  return { type: stored.type, payload: JSON.parse(stored.payload), timestamp: new Date(stored.sentAt) };
 }
 
 function parseJson(text: string | null): unknown {

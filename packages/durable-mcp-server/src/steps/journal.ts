@@ -167,6 +167,26 @@ export class StepJournal {
     return cursor.rowsWritten > 0;
   }
 
+  /**
+   * Gives an event to the oldest `step.waitForEvent` waiting for its type whose deadline has not passed; returns that
+   * step's label, or null when none waits (the caller then buffers it). `event` is the journaled result's JSON.
+   */
+  deliverEvent(type: string, event: string, now: number): string | null {
+    const row = this.sql
+      .exec<{ name: string; occurrence: number }>(
+        `UPDATE steps SET state = 'done', result = ?, wake_at = NULL, updated_at = ?
+         WHERE seq = (SELECT seq FROM steps WHERE kind = 'event' AND state = 'waiting'
+           AND json_extract(request, '$.type') = ? AND (wake_at IS NULL OR wake_at > ?) ORDER BY seq LIMIT 1)
+         RETURNING name, occurrence`,
+        event,
+        now,
+        type,
+        now,
+      )
+      .toArray()[0];
+    return row ? stepLabel(row.name, row.occurrence) : null;
+  }
+
   /** Earliest time a waiting step wants to go on, or null when none waits on a clock. */
   nextWake(): number | null {
     const row = this.sql

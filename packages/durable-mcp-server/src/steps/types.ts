@@ -61,8 +61,46 @@ export interface Step {
   requestInput(name: string, request: InputRequest, options?: InputOptions): Promise<unknown>;
   /** Files in and out of the task: open an uploaded file by handle, write an artifact (needs `files`). */
   files: TaskFiles;
+  /**
+   * Waits for an event of `options.type` sent to this task (`mcp.sendEvent`, or a POST to a `step.webhookUrl`);
+   * takes the oldest one already buffered, if any. The task stays `working` meanwhile. Throws EventTimeoutError
+   * once `timeout` (default 24 hours) passes first — on this run and every replay.
+   */
+  waitForEvent<T extends Serializable = Serializable>(
+    name: string,
+    options: WaitForEventOptions,
+  ): Promise<TaskEvent<T>>;
+  /**
+   * A signed URL that accepts one JSON POST as an event of `options.type` for this task, until `expiresIn` (default
+   * 24 hours). Journaled: a replay returns the same URL. Needs the webhook signing secret (docs/api.md).
+   */
+  webhookUrl(name: string, options: WebhookUrlOptions): Promise<string>;
   /** Sets the task's `statusMessage`. Silent while the handler replays journaled steps. */
   status(message: string, options?: { progress?: number }): Promise<void>;
+}
+
+/** `step.waitForEvent`'s options. */
+export interface WaitForEventOptions {
+  /** The event type to wait for (1 to 100 characters). */
+  type: string;
+  /** How long to wait before EventTimeoutError. Default 24 hours. */
+  timeout?: Duration;
+}
+
+/** An event as `step.waitForEvent` resolves it (the shape of Cloudflare Workflows'). */
+export interface TaskEvent<T = Serializable> {
+  type: string;
+  payload: T;
+  /** When the event was sent (or POSTed to its webhook). */
+  timestamp: Date;
+}
+
+/** `step.webhookUrl`'s options. */
+export interface WebhookUrlOptions {
+  /** The type of the event a POST to the URL delivers. */
+  type: string;
+  /** How long the URL works. Default 24 hours. */
+  expiresIn?: Duration;
 }
 
 // The types of `step.files`. The engine only hands `step.files` out: the host builds it (files/task-files.ts), given

@@ -13,6 +13,8 @@ import {
   type TestingReply,
 } from "../runner/testing-seam.js";
 import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
+import { RunnerClient } from "../runner/runner-client.js";
+import { sendTaskEvent, type SendEventInput, type SendEventResult } from "../runner/send-event.js";
 import type { StepState, StepTimelineEntry } from "../steps/journal.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import {
@@ -136,13 +138,19 @@ export class TaskKit {
 
   /** The TaskRunner stub of a task. */
   runner(taskId: string): DurableObjectStub {
+    const binding = this.namespace();
+    return binding.get(binding.idFromName(taskId));
+  }
+
+  /** The TaskRunner namespace the kit reaches (see `runner`). */
+  namespace(): DurableObjectNamespace {
     const binding = this.#options.binding ?? (workerEnv as Record<string, unknown>)["TASK_RUNNER"];
     if (!isNamespace(binding)) {
       throw new TaskKitError(
         "the test env has no TASK_RUNNER Durable Object binding: pass testTasks({ binding: env.YOUR_TASK_RUNNER })",
       );
     }
-    return binding.get(binding.idFromName(taskId));
+    return binding;
   }
 
   /** One operation of the TaskRunner's test-only seam; its refusals become TaskKitErrors. */
@@ -157,6 +165,11 @@ export class TaskKit {
     }
     if (!answer.ok) throw new TaskKitError(answer.refused);
     return answer.reply;
+  }
+
+  /** The principal the Worker binds the kit's calls to. */
+  get principal(): string {
+    return this.#options.principal ?? "anonymous";
   }
 
   get timeoutMs(): number {
@@ -223,6 +236,17 @@ export class TestTask {
 
   async cancel(): Promise<void> {
     await this.#kit.client.cancelTask(this.id);
+  }
+
+  /**
+   * Sends the task an event, as the Worker's `mcp.sendEvent(env, taskId, event, { principal })` would (with the kit's
+   * principal): a waiting `step.waitForEvent` of its type takes it, else the task keeps it. Throws what sendEvent
+   * throws (EventRefusedError) for a finished task, a full buffer or an invalid event.
+   */
+  async sendEvent(event: SendEventInput): Promise<SendEventResult> {
+    return sendTaskEvent(new RunnerClient(this.#kit.namespace()), this.id, event, {
+      principal: this.#kit.principal,
+    });
   }
 
   /** Waits until the task's status is one of `status` (polling `tasks/get`); the snapshot that matched. */

@@ -1,0 +1,34 @@
+/**
+ * Errors of external events (`step.waitForEvent`, `mcp.sendEvent`, webhook URLs). Their own module so that the
+ * event feature adds to errors/ without touching what the rest of the runtime's errors are built on.
+ */
+
+/** What `step.waitForEvent` throws when its timeout passed before an event of its type arrived. Catch it to go on. */
+export class EventTimeoutError extends Error {
+  override readonly name = "EventTimeoutError";
+  constructor(
+    readonly step: string,
+    readonly type: string,
+  ) {
+    super(`no event "${type}" arrived for step "${step}" before its timeout`);
+  }
+}
+
+/**
+ * Why `mcp.sendEvent` refused an event. `unknown_task`: no such task, or (with `principal`) another principal's —
+ * the two are told apart by no one; `task_finished`: it completed, failed or was cancelled; `buffer_full`: the task
+ * keeps as many events as docs/limits.md allows and no wait took one yet; `payload_too_large`: over the payload
+ * limit; `invalid_event`: a type or payload that is not what an event is (an empty type, a payload not JSON).
+ */
+export type EventRefusal = "unknown_task" | "task_finished" | "buffer_full" | "payload_too_large" | "invalid_event";
+
+/** Thrown by `mcp.sendEvent` (and the testing kit's `sendEvent`) when the event was not taken; nothing changed. */
+export class EventRefusedError extends Error {
+  override readonly name = "EventRefusedError";
+  constructor(
+    readonly reason: EventRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}
