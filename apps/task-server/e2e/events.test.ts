@@ -32,6 +32,11 @@ describe("external events under wrangler dev", () => {
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ error: "unknown_task" });
     expect((await sendEvent(created.taskId, { type: "" })).status).toBe(400);
+    // Over the route's 512 KiB body bound: 413 before the body is read or anything is sent.
+    const huge = await sendEvent(created.taskId, { type: "approved", payload: "x".repeat(600 * 1024) });
+    expect(huge.status).toBe(413);
+    expect(await huge.json()).toMatchObject({ error: "payload_too_large" });
+    expect((await mcp.getTask(created.taskId)).status).toBe("working");
 
     const sent = await sendEvent(created.taskId, { type: "approved", payload: { by: "ada", ticket: 7 } });
     expect(sent.status).toBe(202);

@@ -4,6 +4,7 @@
 import { routeTaskWatcher, serveOwnOriginWith, TaskWatcher, WatcherClients } from "demo-client/agent";
 import { durableMcp, EventRefusedError, type EventRefusal } from "durable-mcp-server";
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { authenticate } from "./auth.js";
 import { createServer, type Env } from "./server.js";
 
@@ -19,7 +20,7 @@ export const FileRunner = mcp.FileRunner;
 export const TaskIndex = mcp.TaskIndex;
 export { TaskWatcher, WatcherClients };
 
-const app = new Hono<{ Bindings: Env }>();
+const app = new Hono<{ Bindings: Env; Variables: { principal: string } }>();
 // With the task page built (`npm start` does), the static assets answer "/" before this route is reached.
 app.get("/", (c) =>
   c.text(
@@ -33,23 +34,37 @@ app.all("/files/*", (c) => mcp.serveFiles(c.req.raw, c.env));
 app.all("/webhooks/*", (c) => mcp.serveWebhooks(c.req.raw, c.env));
 // Outside systems approve `await_approval` here: `POST /events/<taskId>` with `{ type, payload }` and the caller's own
 // bearer token. This route is the Worker's trusted code calling mcp.sendEvent, bound to the caller's principal.
-app.post("/events/:taskId", async (c) => {
-  const caller = authenticate(c.req.raw, c.env);
-  if (caller instanceof Response) return caller;
-  let body: { type?: unknown; payload?: unknown } | null;
-  try {
-    body = await c.req.json();
-  } catch {
-    return c.json({ error: "invalid_json", message: "Send { type, payload } as JSON" }, 400);
-  }
-  try {
-    const event = { type: body?.type as string, payload: body?.payload };
-    return c.json(await mcp.sendEvent(c.env, c.req.param("taskId"), event, { principal: caller.principal }), 202);
-  } catch (error) {
-    if (!(error instanceof EventRefusedError)) throw error;
-    return c.json({ error: error.reason, message: error.message }, EVENT_REFUSAL_STATUS[error.reason]);
-  }
-});
+// The body is bounded before it is read: sendEvent refuses a payload over 256 KiB, and `{ type, payload }` around it
+// needs little more, so anything over 512 KiB is 413 without being buffered.
+const EVENT_BODY_LIMIT = 512 * 1024;
+app.post(
+  "/events/:taskId",
+  async (c, next) => {
+    const caller = authenticate(c.req.raw, c.env);
+    if (caller instanceof Response) return caller;
+    c.set("principal", caller.principal);
+    return next();
+  },
+  bodyLimit({
+    maxSize: EVENT_BODY_LIMIT,
+    onError: (c) => c.json({ error: "payload_too_large", message: `The body is over ${EVENT_BODY_LIMIT} bytes` }, 413),
+  }),
+  async (c) => {
+    let body: { type?: unknown; payload?: unknown } | null;
+    try {
+      body = await c.req.json();
+    } catch {
+      return c.json({ error: "invalid_json", message: "Send { type, payload } as JSON" }, 400);
+    }
+    try {
+      const event = { type: body?.type as string, payload: body?.payload };
+      return c.json(await mcp.sendEvent(c.env, c.req.param("taskId"), event, { principal: c.get("principal") }), 202);
+    } catch (error) {
+      if (!(error instanceof EventRefusedError)) throw error;
+      return c.json({ error: error.reason, message: error.message }, EVENT_REFUSAL_STATUS[error.reason]);
+    }
+  },
+);
 // Only the page's agent (and POST /agents/session, which opens its session): other Durable Objects of this Worker are
 // not reachable under /agents. The agent's gate checks origin, name and session secret first (agent/session.ts).
 app.all("/agents/*", async (c) => (await routeTaskWatcher(c.req.raw, { ...c.env })) ?? c.notFound());
