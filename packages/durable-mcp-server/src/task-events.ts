@@ -18,6 +18,7 @@ export type TaskEventName =
   | "input_requested"
   | "input_answered"
   | "input_timed_out"
+  | "patch_applied"
   | "task_cancelled"
   | "task_finished"
   | "task_expired"
