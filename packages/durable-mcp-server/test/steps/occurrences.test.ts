@@ -1,5 +1,6 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { StepKeys } from "../../src/steps/step-keys.js";
 import { isFinal, startTask, waitForTask, type StartedTask } from "../helpers.js";
 
 type Row = { name: string; occurrence: number; kind: string; state: string; key: string | null };
@@ -49,6 +50,13 @@ describe("repeated step names (Workflows semantics)", () => {
     const keys = rows.filter((row) => row.kind === "do").map((row) => row.key);
     expect(new Set(keys).size).toBe(5);
     for (let i = 0; i < 5; i++) expect(await started.probe.value(`key-${i}`)).toBe(keys[i]);
+    // Use n's key is HMAC(salt, `${n}:${name}`): the occurrence is real, not a constant.
+    const salt = await runInDurableObject(
+      started.stub,
+      (_, state) => state.storage.sql.exec<{ s: string }>("SELECT step_key_salt AS s FROM task").one().s,
+    );
+    const derived = new StepKeys(salt);
+    expect(await Promise.all([1, 2, 3, 4, 5].map((n) => derived.derive("same name", n)))).toEqual(keys);
   });
 
   it("numbers parallel uses of one name in call order, the same on every replay", async () => {
