@@ -133,7 +133,7 @@ class StepEngine {
   /** Visits of journaled steps so far: the replay's progress, which the frontier check watches. */
   private visits = 0;
   private visitsAtCheck = -1;
-  private lastVisitAt = Date.now();
+  private lastProgressAt = 0;
   /** Journaled results being read back from R2: replay work the frontier check waits for. */
   private replayReads = 0;
   private frontierTimer = false;
@@ -230,7 +230,6 @@ class StepEngine {
   private visit(key: string): void {
     if (!this.unvisited.delete(key)) return;
     this.visits++;
-    this.lastVisitAt = Date.now();
     // The replay has caught up: every step waiting at the frontier may go on.
     if (this.unvisited.size === 0) this.releaseGates(true);
   }
@@ -248,6 +247,8 @@ class StepEngine {
     return new Promise<boolean>((resolve) => {
       // Counted in flight, so that a sibling's park cannot suspend the run before this is decided.
       this.inFlight++;
+      // The quiet window runs from the first step to wait, or from the last progress a check saw.
+      if (this.gated.length === 0) this.lastProgressAt = Date.now();
       this.gated.push({ kind, label, resolve });
       this.scheduleFrontierCheck();
     });
@@ -277,9 +278,10 @@ class StepEngine {
     // Still replaying: look again a macrotask later (the replay itself runs in microtasks).
     if (this.visits !== this.visitsAtCheck || this.replayReads > 0) {
       this.visitsAtCheck = this.visits;
+      this.lastProgressAt = Date.now();
       return this.scheduleFrontierCheck();
     }
-    const quietFor = Date.now() - this.lastVisitAt;
+    const quietFor = Date.now() - this.lastProgressAt;
     if (quietFor < REPLAY_QUIET_MS) return this.scheduleFrontierCheck(REPLAY_QUIET_MS - quietFor);
     // Quiescent, still behind the journal. Patch markers answer first (false: this task journaled past them on
     // the old path), since the old path may lead their branches to the journaled steps still unvisited.
