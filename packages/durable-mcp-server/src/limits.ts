@@ -26,6 +26,11 @@ export const MAX_STEP_RESULT_BYTES = MIB;
 export const MAX_SPILLED_RESULT_BYTES = 32 * MIB;
 /** A step name is 1 to this many characters. */
 export const MAX_STEP_NAME_LENGTH = 256;
+/**
+ * How long a replay must make no progress before a new step reached while journaled steps remain unvisited is a
+ * replay divergence (and a `step.patched` there answers false); until then the step waits for parallel branches.
+ */
+export const REPLAY_QUIET_MS = 20;
 /** Step timeline entries a `tasks/get` returns under `STEPS_META` (the latest ones). */
 export const TIMELINE_LIMIT = 500;
 /** Runs in a row that fail outside the handler before the task ends `failed` (`runtime_error`). */

@@ -25,6 +25,7 @@ export type TaskEventName =
   | "event_buffered"
   | "event_refused"
   | "webhook_created"
+  | "patch_applied"
   | "task_cancelled"
   | "task_finished"
   | "task_expired"

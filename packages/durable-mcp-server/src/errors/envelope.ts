@@ -66,7 +66,9 @@ export function envelopeFor(error: unknown, completedSteps: string[] = []): Erro
     };
   }
   if (error instanceof StepFailedError) {
-    const permanent = error.causeName === NonRetryableError.name || error.causeName === StepResultError.name;
+    // Failures journaled before the flag existed carry only the name, which was the rule then.
+    const permanent =
+      error.nonRetryable ?? (error.causeName === NonRetryableError.name || error.causeName === StepResultError.name);
     return {
       code: "step_failed",
       message: error.message,

@@ -26,6 +26,8 @@ export class StepFailedError extends Error {
     readonly attempts: number,
     readonly causeName: string,
     message: string,
+    /** The step failed on a NonRetryableError (any subclass, any name); unset for failures journaled before. */
+    readonly nonRetryable?: boolean,
   ) {
     super(message);
   }
@@ -41,10 +43,12 @@ export class InputTimeoutError extends Error {
 
 /** The handler met a journal its code could not have written; the task fails instead of guessing. */
 export class ReplayDivergenceError extends TaskProtocolError {
-  constructor(step: string, detail: string) {
+  /** `journaled`: the journaled step the code no longer reaches, when that is the divergence. */
+  constructor(step: string, detail: string, journaled?: string) {
     super(ProtocolErrorCode.InternalError, `replay divergence at step "${step}": ${detail}`, {
       reason: "replay_divergence",
       step,
+      ...(journaled === undefined ? {} : { journaled }),
     });
   }
 }

@@ -1,3 +1,4 @@
+import { NonRetryableError as WorkflowsNonRetryableError } from "cloudflare:workflows";
 import {
   describeError,
   InputTimeoutError,
@@ -13,10 +14,18 @@ import {
   MAX_SPILLED_RESULT_BYTES,
   MAX_STEP_NAME_LENGTH,
   MAX_STEP_RESULT_BYTES,
+  REPLAY_QUIET_MS,
 } from "../limits.js";
 import type { TaskEventSink } from "../task-events.js";
 import { toMilliseconds, type Duration } from "./duration.js";
-import { parseStepLabel, stepLabel, type StepJournal, type StepKind, type StepRecord } from "./journal.js";
+import {
+  PATCH_OCCURRENCE,
+  parseStepLabel,
+  stepLabel,
+  type StepJournal,
+  type StepKind,
+  type StepRecord,
+} from "./journal.js";
 import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
 import { StepKeys } from "./step-keys.js";
 import type {
@@ -122,6 +131,13 @@ function keyOf(name: string, occurrence: number): string {
   return `${occurrence}:${name}`;
 }
 
+/** A new step or patch marker waiting for the replay to catch up (see StepEngine.atFrontier). */
+interface Gate {
+  kind: "step" | "patch";
+  label: string;
+  resolve: (atFrontier: boolean) => void;
+}
+
 /** A step this run has claimed: which use of its name it is, and its journal row unless it is new. */
 interface Entry {
   name: string;
@@ -148,12 +164,26 @@ class StepEngine {
   private settled = false;
   private readonly cancelWatch = new AbortController();
   private readonly keys: StepKeys;
+  /** New steps and patch markers reached while journaled steps remain unvisited (see atFrontier). */
+  private readonly gated: Gate[] = [];
+  /** Visits of journaled steps so far: the replay's progress, which the frontier check watches. */
+  private visits = 0;
+  private visitsAtCheck = -1;
+  private lastProgressAt = 0;
+  /** Journaled results being read back from R2: replay work the frontier check waits for. */
+  private replayReads = 0;
+  private frontierTimer = false;
+  /** `step.patched` answers of this run, by patch id: asked twice, a patch answers the same. */
+  private readonly patches = new Map<string, Promise<boolean>>();
 
   constructor(private readonly host: EngineHost) {
     for (const record of host.journal.load()) {
       const key = keyOf(record.name, record.occurrence);
       this.records.set(key, record);
-      if (record.kind !== "patch") this.unvisited.add(key);
+      // What the replay rule holds the handler to: steps a run reached. Not patch markers (they are not steps), and
+      // not a `do` row without an idempotency key: every attempt journals one first, so such a row was written by
+      // the testing seam's inject ahead of the handler (docs/testing.md), and the handler may still be on its way.
+      if (record.kind !== "patch" && !(record.kind === "do" && record.idempotencyKey == null)) this.unvisited.add(key);
     }
     this.keys = new StepKeys(host.stepKeySalt);
   }
@@ -223,18 +253,87 @@ class StepEngine {
       this.wakeNow = true;
       return "handoff";
     }
-    if (occurrence > 1) {
-      this.finish({ kind: "diverged", error: new ReplayDivergenceError(name, "the name is used twice") });
-      return "halt";
-    }
     this.uses.set(name, occurrence);
-    this.unvisited.delete(key);
+    if (record) this.visit(key);
     if (record && record.kind !== kind) {
       const detail = `the journal holds a "${record.kind}" step where the code now asks for "${kind}"`;
       this.finish({ kind: "diverged", error: new ReplayDivergenceError(stepLabel(name, occurrence), detail) });
       return "halt";
     }
     return { name, occurrence, key, record };
+  }
+
+  private visit(key: string): void {
+    if (!this.unvisited.delete(key)) return;
+    this.visits++;
+    // The replay has caught up: every step waiting at the frontier may go on.
+    if (this.unvisited.size === 0) this.releaseGates(true);
+  }
+
+  /**
+   * Whether this run may go on from a new step (or journal a patch marker) at this point. While journaled steps
+   * remain unvisited, the run is still replaying: the new step waits until the replay catches up (true), or until
+   * the handler is quiescent with journaled steps still never reached (false): no visit for REPLAY_QUIET_MS and
+   * no journaled result being read. A parallel branch replaying its journaled steps thus never counts as a
+   * divergence; a renamed, removed or reordered step does. Step bodies in flight do not hold the decision up: a
+   * step that is running was reached, and nothing journaled can come after it in its own branch.
+   */
+  private atFrontier(kind: Gate["kind"], label: string): boolean | Promise<boolean> {
+    if (this.unvisited.size === 0) return true;
+    return new Promise<boolean>((resolve) => {
+      // Counted in flight, so that a sibling's park cannot suspend the run before this is decided.
+      this.inFlight++;
+      // The quiet window runs from the first step to wait, or from the last progress a check saw.
+      if (this.gated.length === 0) this.lastProgressAt = Date.now();
+      this.gated.push({ kind, label, resolve });
+      this.scheduleFrontierCheck();
+    });
+  }
+
+  private releaseGates(atFrontier: boolean, kind?: Gate["kind"]): void {
+    const released = this.gated.filter((gate) => kind === undefined || gate.kind === kind);
+    if (released.length === 0) return;
+    this.gated.splice(0, this.gated.length, ...this.gated.filter((gate) => !released.includes(gate)));
+    this.inFlight -= released.length;
+    for (const gate of released) gate.resolve(atFrontier);
+    if (this.parked > 0) this.checkQuiescent();
+  }
+
+  private scheduleFrontierCheck(delayMs = 0): void {
+    if (this.frontierTimer) return;
+    this.frontierTimer = true;
+    setTimeout(() => {
+      this.frontierTimer = false;
+      this.checkFrontier();
+    }, delayMs);
+  }
+
+  private checkFrontier(): void {
+    if (this.gated.length === 0) return;
+    if (this.settled) return this.releaseGates(false);
+    // Still replaying: look again a macrotask later (the replay itself runs in microtasks).
+    if (this.visits !== this.visitsAtCheck || this.replayReads > 0) {
+      this.visitsAtCheck = this.visits;
+      this.lastProgressAt = Date.now();
+      return this.scheduleFrontierCheck();
+    }
+    const quietFor = Date.now() - this.lastProgressAt;
+    if (quietFor < REPLAY_QUIET_MS) return this.scheduleFrontierCheck(REPLAY_QUIET_MS - quietFor);
+    // Quiescent, still behind the journal. Patch markers answer first (false: this task journaled past them on
+    // the old path), since the old path may lead their branches to the journaled steps still unvisited.
+    if (this.gated.some((gate) => gate.kind === "patch")) {
+      this.releaseGates(false, "patch");
+      return this.scheduleFrontierCheck();
+    }
+    const step = this.gated[0]!.label;
+    const [unreached] = this.unvisited;
+    const old = this.records.get(unreached!)!;
+    const oldLabel = stepLabel(old.name, old.occurrence);
+    const detail =
+      `the code goes on to step "${step}", which the journal does not have, while the journal's ` +
+      `"${old.kind}" step "${oldLabel}" (${old.state}) was never reached: was it renamed, removed or reordered?`;
+    this.finish({ kind: "diverged", error: new ReplayDivergenceError(step, detail, oldLabel) });
+    this.releaseGates(false);
   }
 
   private write(record: StepRecord): void {
@@ -250,6 +349,7 @@ class StepEngine {
     if (entry === "handoff") return this.park();
     const { occurrence, record } = entry;
     const label = stepLabel(name, occurrence);
+    if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
     if (record) {
       if (record.state === "done") return this.readResult(record.result);
       if (record.state === "failed") throw stepFailure(record);
@@ -282,7 +382,11 @@ class StepEngine {
       idempotencyKey,
     };
     if (attempt > policy.limit + 1) {
-      const error = { name: "StepInterruptedError", message: `step "${label}" was interrupted on its last attempt` };
+      const error = {
+        name: "StepInterruptedError",
+        message: `step "${label}" was interrupted on its last attempt`,
+        nonRetryable: false,
+      };
       const failed: StepRecord = { ...base, attempts: attempt - 1, state: "failed", error: JSON.stringify(error) };
       this.write(failed);
       throw stepFailure(failed);
@@ -309,8 +413,14 @@ class StepEngine {
       if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
       const failed = describeError(error);
       const durationMs = this.host.now() - startedAt;
-      if (error instanceof NonRetryableError || attempt > policy.limit) {
-        const final: StepRecord = { ...base, state: "failed", error: JSON.stringify(failed) };
+      const permanent = isNonRetryable(error);
+      if (permanent || attempt > policy.limit) {
+        // Journaled with the failure: what makes it permanent is the class, not the name it carries.
+        const final: StepRecord = {
+          ...base,
+          state: "failed",
+          error: JSON.stringify({ ...failed, nonRetryable: permanent }),
+        };
         this.write(final);
         this.host.event("step_failed", { step: label, attempt, durationMs, error: failed.message, cause: failed.name });
         throw stepFailure(final);
@@ -333,7 +443,13 @@ class StepEngine {
 
   private async readResult(stored: string | null): Promise<unknown> {
     if (stored?.startsWith(SPILLED) && this.host.spill) {
-      return parseJson(await this.host.spill.get(stored.slice(SPILLED.length)));
+      // Replay work: the frontier check waits for it (atFrontier).
+      this.replayReads++;
+      try {
+        return parseJson(await this.host.spill.get(stored.slice(SPILLED.length)));
+      } finally {
+        this.replayReads--;
+      }
     }
     return parseJson(stored);
   }
@@ -366,6 +482,7 @@ class StepEngine {
     if (entry === "handoff") return this.park();
     const { occurrence, record: journaled } = entry;
     const label = stepLabel(name, occurrence);
+    if (!journaled && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
     if (journaled?.state === "done") return;
     const due = journaled ? (journaled.wakeAt ?? 0) : wakeAt();
     if (!Number.isFinite(due)) throw new RangeError(`step "${label}": cannot sleep until ${due}`);
@@ -407,6 +524,7 @@ class StepEngine {
     const { occurrence, record } = entry;
     // The request's key on the wire: `confirm`, then `confirm#2`, … (unique per task, as the spec requires).
     const label = stepLabel(name, occurrence);
+    if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
     if (!record) {
       const wakeAt = timeoutMs === undefined ? null : this.host.now() + timeoutMs;
       this.write({
@@ -450,6 +568,7 @@ class StepEngine {
     if (entry === "handoff") return this.park();
     const { occurrence, record } = entry;
     const label = stepLabel(name, occurrence);
+    if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
     if (!record) {
       const base: StepRecord = {
         name,
@@ -499,6 +618,9 @@ class StepEngine {
     if (entry === "handoff") return this.park();
     const { occurrence, record } = entry;
     if (record?.state === "done") return (JSON.parse(record.result ?? "{}") as { url: string }).url;
+    if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", stepLabel(name, occurrence)))) {
+      return this.halt();
+    }
     const expiresAt = this.host.now() + lifetimeMs;
     const hookId = crypto.randomUUID().replaceAll("-", "");
     let url: string;
@@ -531,6 +653,48 @@ class StepEngine {
     return this.host.events;
   }
 
+  /**
+   * Temporal-style patch marker. A run that reaches it at the frontier (a new task, or one whose replay has caught
+   * up with its journal) journals it and takes the new path (true) — on every later replay too. A task that
+   * journaled past this point without the marker (it ran the old code here) gets false, on every replay.
+   */
+  private patched(id: string): Promise<boolean> {
+    if (typeof id !== "string" || id.length === 0 || id.length > MAX_STEP_NAME_LENGTH) {
+      return Promise.reject(
+        new TypeError(`a patch id must be a non-empty string of at most ${MAX_STEP_NAME_LENGTH} characters`),
+      );
+    }
+    let answer = this.patches.get(id);
+    if (!answer) {
+      answer = this.decidePatch(id);
+      this.patches.set(id, answer);
+    }
+    return answer;
+  }
+
+  private async decidePatch(id: string): Promise<boolean> {
+    if (this.settled) return this.halt();
+    if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
+    if (this.records.has(keyOf(id, PATCH_OCCURRENCE))) return true;
+    if (this.unvisited.size > 0 && !(await this.atFrontier("patch", id))) {
+      return this.settled ? this.halt() : false;
+    }
+    if (this.settled) return this.halt();
+    this.write({
+      name: id,
+      occurrence: PATCH_OCCURRENCE,
+      kind: "patch",
+      state: "done",
+      attempts: 0,
+      result: null,
+      error: null,
+      wakeAt: null,
+      request: null,
+    });
+    this.host.event("patch_applied", { step: id });
+    return true;
+  }
+
   private stepApi(): Step {
     return {
       do: ((name: string, configOrFn: StepConfig | StepBody, maybeFn?: StepBody) =>
@@ -552,6 +716,7 @@ class StepEngine {
       waitForEvent: ((name: string, options: WaitForEventOptions) =>
         this.eventStep(name, options)) as Step["waitForEvent"],
       webhookUrl: (name: string, options: WebhookUrlOptions) => this.webhookStep(name, options),
+      patched: (id) => this.patched(id),
       status: async (message, options) => {
         // Replays stay silent: only a run that has passed every journaled step reports status.
         if (this.settled || this.unvisited.size > 0) return;
@@ -607,9 +772,24 @@ export function serializeResult(step: string, value: unknown, limit: number): st
   return text;
 }
 
+/**
+ * Whether a `step.do` failure is final at once: our NonRetryableError or Cloudflare Workflows' (so handlers ported
+ * from Workflows keep their meaning), subclasses included whatever `name` they set. A name alone is not enough: an
+ * unrelated error that merely calls itself "NonRetryableError" is retried like any other.
+ */
+export function isNonRetryable(error: unknown): boolean {
+  return error instanceof NonRetryableError || error instanceof WorkflowsNonRetryableError;
+}
+
 function stepFailure(record: StepRecord): StepFailedError {
   const cause = record.error
-    ? (JSON.parse(record.error) as { name: string; message: string })
+    ? (JSON.parse(record.error) as { name: string; message: string; nonRetryable?: boolean })
     : { name: "Error", message: "step failed" };
-  return new StepFailedError(stepLabel(record.name, record.occurrence), record.attempts, cause.name, cause.message);
+  return new StepFailedError(
+    stepLabel(record.name, record.occurrence),
+    record.attempts,
+    cause.name,
+    cause.message,
+    cause.nonRetryable,
+  );
 }

@@ -45,7 +45,10 @@ export interface InputOptions {
   timeout?: Duration;
 }
 
-/** The durable step API a task handler is written with. Names must be unique within a task. */
+/**
+ * The durable step API a task handler is written with. A name may be used again: each use is its own step, keyed
+ * by (name, occurrence), as in Cloudflare Workflows.
+ */
 export interface Step {
   do<T extends Serializable>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T): Promise<T>;
   do<T extends Serializable>(
@@ -75,6 +78,13 @@ export interface Step {
    * 24 hours). Journaled: a replay returns the same URL. Needs the webhook signing secret (docs/api.md).
    */
   webhookUrl(name: string, options: WebhookUrlOptions): Promise<string>;
+  /**
+   * A patch marker, for changing a task's code while tasks are in flight (docs/deploy.md): true where the new code
+   * path applies — a task that reaches this point for the first time journals the marker and gets true on every
+   * replay — false for a task that already ran past this point on the old code. Asked again with the same id in
+   * one run, it answers the same. `id` is not a step name: it uses no occurrence of one.
+   */
+  patched(id: string): Promise<boolean>;
   /** Sets the task's `statusMessage`. Silent while the handler replays journaled steps. */
   status(message: string, options?: { progress?: number }): Promise<void>;
 }

@@ -15,7 +15,7 @@ import {
 import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
 import { RunnerClient } from "../runner/runner-client.js";
 import { sendTaskEvent, type SendEventInput, type SendEventResult } from "../runner/send-event.js";
-import type { StepState, StepTimelineEntry } from "../steps/journal.js";
+import { stepLabel, type StepState, type StepTimelineEntry } from "../steps/journal.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import {
   FINAL,
@@ -50,7 +50,8 @@ export interface TestTasksOptions {
 
 export interface StartOptions {
   /**
-   * Step outcomes journaled before the task's first run, by step name: the handler gets them instead of running
+   * Step outcomes journaled before the task's first run, by step label (`name`, or `name#n` for use n of a repeated
+   * name): the handler gets them instead of running
    * the steps' bodies (a mocked result, or a failure as if every retry had failed).
    */
   inject?: Record<string, InjectedOutcome>;
@@ -260,10 +261,13 @@ export class TestTask {
     );
   }
 
-  /** Waits until step `name` is in `state` (e.g. a sleep or a retry "waiting", a step "done"). */
+  /**
+   * Waits until step `name` is in `state` (e.g. a sleep or a retry "waiting", a step "done"). `name` is a step label:
+   * the name for its first use, `name#n` for use n of a repeated name.
+   */
   async waitForStep(name: string, state: StepState, options: { timeoutMs?: number } = {}): Promise<Task> {
     return this.#poll(
-      (task) => timelineOf(task).some((step) => step.name === name && step.state === state),
+      (task) => timelineOf(task).some((step) => stepLabel(step.name, step.occurrence) === name && step.state === state),
       (task) => FINAL.has(task.status),
       `step "${name}" ${state}`,
       options.timeoutMs,
@@ -334,7 +338,7 @@ function timelineOf(task: Task): StepTimelineEntry[] {
 
 function describe(task: Task): string {
   const steps = timelineOf(task)
-    .map((step) => `${step.name}: ${step.state}`)
+    .map((step) => `${stepLabel(step.name, step.occurrence)}: ${step.state}`)
     .join(", ");
   return `${task.status}${task.statusMessage ? ` ("${task.statusMessage}")` : ""}, steps [${steps}]`;
 }

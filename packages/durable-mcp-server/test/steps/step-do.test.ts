@@ -53,6 +53,40 @@ describe("step.do", () => {
     expect(await started.probe.count("runs")).toBe(1);
   });
 
+  it.each([
+    ["workflows", "NonRetryableError", "from cloudflare:workflows"],
+    ["workflowsNamed", "AuthError", "named by Workflows"],
+    ["subclass", "PaymentDeclined", "card declined"],
+  ])("fails at once on a NonRetryableError whatever its class or name (%s)", async (kind, cause, message) => {
+    const started = await startTask("error_classes", { kind });
+    const task = await waitForTask(started, isFinal);
+    expect(task.result).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: {
+          code: "step_failed",
+          message,
+          retryable: false,
+          recoveryHint: expect.stringMatching(/cannot succeed with this input/),
+          details: { step: "once", attempts: 1, cause },
+        },
+      },
+    });
+    expect(await started.probe.count("runs")).toBe(1);
+  });
+
+  it("retries an unrelated error that only calls itself NonRetryableError", async () => {
+    const started = await startTask("error_classes", { kind: "nameOnly" });
+    const task = await waitForTask(started, isFinal);
+    expect(task.result).toMatchObject({
+      isError: true,
+      structuredContent: {
+        error: { code: "step_failed", retryable: true, details: { attempts: 3, cause: "NonRetryableError" } },
+      },
+    });
+    expect(await started.probe.count("runs")).toBe(3);
+  });
+
   it("lets the handler catch a failed step, and replays the same failure", async () => {
     const started = await startTask("caught_failure");
     const task = await waitForTask(started, isFinal);

@@ -21,6 +21,27 @@ function textOf(task: { result?: { content?: Array<{ text?: string }> } }): stri
   return task.result?.content?.[0]?.text;
 }
 
+describe("testTasks with repeated step names", () => {
+  it("names a repeated step's later uses name#n: wait for, wake and inject them by that label", async () => {
+    const task = await kit.start("kit_pages", {}, { inject: { "page#2": { result: "mocked 2" } } });
+    await task.waitForStep("rest", "waiting");
+    expect(await task.wake("rest")).toEqual(["rest"]);
+    await task.waitForStep("rest#2", "waiting");
+    expect(await task.wake()).toEqual(["rest#2"]);
+    await task.waitForStep("rest#3", "waiting");
+    expect(await task.wake("rest#3")).toEqual(["rest#3"]);
+    expect(textOf(await task.waitFor("completed"))).toBe("real 1,mocked 2,real 3");
+    expect((await task.steps()).map((step) => [step.name, step.occurrence, step.kind])).toEqual([
+      ["page", 2, "do"],
+      ["page", 1, "do"],
+      ["rest", 1, "sleep"],
+      ["rest", 2, "sleep"],
+      ["page", 3, "do"],
+      ["rest", 3, "sleep"],
+    ]);
+  });
+});
+
 describe("testTasks: start, read, wake, inject, evict", () => {
   it("wakes a retry back-off and a sleep, injects a result, and replays it after an eviction", async () => {
     const task = await kit.start("kit_report", { region: "emea" });
