@@ -18,6 +18,7 @@ export type TaskEventName =
   | "input_requested"
   | "input_answered"
   | "input_timed_out"
+  | "input_unavailable"
   | "task_cancelled"
   | "task_finished"
   | "task_expired"
@@ -38,6 +39,7 @@ const WARNINGS: ReadonlySet<TaskEventName> = new Set([
   "step_retry_scheduled",
   "step_failed",
   "input_timed_out",
+  "input_unavailable",
   "task_expired",
 ]);
 

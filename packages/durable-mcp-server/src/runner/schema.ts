@@ -7,6 +7,7 @@ import { applyMigrations, schemaVersion, type Migration } from "../storage/migra
  * 1: the task record and the step journal. 2: an index over waiting steps (next wake, pending inputs).
  * 3: the origin the task was created at (the base of its file links). 4: when each step started (the timeline).
  * 5: the task's step-key salt and each `do` step's idempotency key, journaled at its first attempt.
+ * Last (renumbered at merge): the client capabilities the creating request declared (the questions it may ask).
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -37,6 +38,9 @@ const MIGRATIONS: readonly Migration[] = [
    ALTER TABLE steps ADD COLUMN idempotency_key TEXT;
    UPDATE steps SET idempotency_key = (SELECT task_id FROM task WHERE singleton = 1) || ':' || name
      WHERE kind = 'do';`,
+  // The client capabilities of the creating request, as JSON. An existing task gets NULL, which lets it ask any
+  // kind of question, as it could when it was created.
+  `ALTER TABLE task ADD COLUMN client_capabilities TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

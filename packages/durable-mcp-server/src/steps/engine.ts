@@ -1,6 +1,7 @@
 import {
   describeError,
   InputTimeoutError,
+  InputUnavailableError,
   NonRetryableError,
   ReplayDivergenceError,
   StepFailedError,
@@ -47,6 +48,11 @@ export interface EngineHost {
   setStatus(message: string, progress: number | undefined): void;
   /** A new input request was journaled: the task is now `input_required`. */
   inputRequested(): void;
+  /**
+   * The capability the task's client lacks to answer `request` (e.g. "elicitation.form"), or null when it can.
+   * Fixed for the task's life, so a replay decides as the first run did. Absent: every question can be asked.
+   */
+  inputUnavailable?(request: InputRequest): string | null;
   /** Wall-clock time after which the run hands off to a fresh alarm at the next step boundary. */
   handoffAt: number;
   /** Every live AbortController of this run, so that cancel can abort them. */
@@ -343,6 +349,23 @@ class StepEngine {
     if (entry === "halt") return this.halt();
     if (entry === "handoff") return this.park();
     if (entry === "new") {
+      const missing = this.host.inputUnavailable?.(request) ?? null;
+      if (missing !== null) {
+        // Journaled as failed, never as waiting: the task is not `input_required` for a question nobody can answer.
+        const unavailable = new InputUnavailableError(name, request.method, missing);
+        this.write({
+          name,
+          kind: "input",
+          state: "failed",
+          attempts: 0,
+          result: null,
+          error: JSON.stringify({ ...describeError(unavailable), capability: missing }),
+          wakeAt: null,
+          request: JSON.stringify(request),
+        });
+        this.host.event("input_unavailable", { step: name, method: request.method, capability: missing });
+        throw unavailable;
+      }
       const wakeAt = timeoutMs === undefined ? null : this.host.now() + timeoutMs;
       this.write({
         name,
@@ -359,7 +382,7 @@ class StepEngine {
       return this.park();
     }
     if (entry.state === "done") return parseJson(entry.result);
-    if (entry.state === "failed") throw new InputTimeoutError(name);
+    if (entry.state === "failed") throw inputFailure(entry);
     if (entry.wakeAt !== null && entry.wakeAt <= this.host.now()) {
       // The timeout is journaled first; an answer arriving later finds the key no longer outstanding.
       const timedOut = new InputTimeoutError(name);
@@ -429,6 +452,16 @@ export function serializeResult(step: string, value: unknown, limit: number): st
     );
   }
   return text;
+}
+
+/** What a failed input step throws again on replay: the timeout, or the question its client could not answer. */
+function inputFailure(record: StepRecord): Error {
+  const error = record.error ? (JSON.parse(record.error) as { name?: string; capability?: string }) : {};
+  if (error.name === "InputUnavailableError") {
+    const method = record.request ? (JSON.parse(record.request) as InputRequest).method : "unknown";
+    return new InputUnavailableError(record.name, method, error.capability ?? "unknown");
+  }
+  return new InputTimeoutError(record.name);
 }
 
 function stepFailure(record: StepRecord): StepFailedError {
