@@ -15,6 +15,7 @@ import {
 import { IDEMPOTENCY_KEY_META } from "../server/mcp-server.js";
 import type { StepState, StepTimelineEntry } from "../steps/journal.js";
 import { STEPS_META } from "../wire/task-shapes.js";
+import { CLIENT_CAPABILITIES_META, TASKS_EXTENSION } from "../wire/protocol.js";
 import {
   FINAL,
   McpHttpClient,
@@ -52,7 +53,16 @@ export interface StartOptions {
    * the steps' bodies (a mocked result, or a failure as if every retry had failed).
    */
   inject?: Record<string, InjectedOutcome>;
+  /**
+   * The client capabilities the call declares besides the Tasks extension: the kinds of question the task may ask.
+   * Default: every kind (`elicitation` form and url, `sampling`, `roots`), as the kit answers any through `answer`.
+   * Give less (e.g. `{}`) to test a task against a client that cannot answer (`InputUnavailableError`).
+   */
+  capabilities?: JsonObject;
 }
+
+/** What a kit call declares by default: a client that can answer every kind of question. */
+const EVERY_KIND_OF_QUESTION: JsonObject = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
 
 /** A misuse of the kit or a task that did not do what the test asked; the message says which and why. */
 export class TaskKitError extends Error {
@@ -104,7 +114,16 @@ export class TaskKit {
       expectedId = await taskIdForKey(this.#options.principal ?? "anonymous", tool, key);
       for (const [step, outcome] of inject) await this.seam({ op: "inject", taskId: expectedId, step, outcome });
     }
-    const meta: JsonObject = { ...this.client.envelope(), ...(key ? { [IDEMPOTENCY_KEY_META]: key } : {}) };
+    const envelope = this.client.envelope();
+    const declared: JsonObject = {
+      ...(options.capabilities ?? EVERY_KIND_OF_QUESTION),
+      extensions: { [TASKS_EXTENSION]: {} },
+    };
+    const meta: JsonObject = {
+      ...envelope,
+      [CLIENT_CAPABILITIES_META]: declared,
+      ...(key ? { [IDEMPOTENCY_KEY_META]: key } : {}),
+    };
     let result: JsonObject;
     try {
       result = await this.client.call("tools/call", { name: tool, arguments: args, _meta: meta });

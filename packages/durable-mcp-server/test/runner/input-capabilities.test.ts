@@ -202,3 +202,23 @@ describe("missingInputCapability", () => {
     expect(missingInputCapability(roots, { roots: { listChanged: true } })).toBeNull();
   });
 });
+
+describe("the testing kit", () => {
+  it("starts tasks as a client that can answer every kind of question, unless told to declare less", async () => {
+    const asks = await kit.start("ask_kind", { kind: "sampling" });
+    await asks.waitForStep("gate", "waiting");
+    await asks.wake("gate");
+    expect(Object.keys((await asks.waitFor("input_required")).inputRequests ?? {})).toEqual(["question"]);
+    await asks.cancel();
+
+    const cannot = await kit.start("ask_kind", { kind: "roots" }, { capabilities: {} });
+    await cannot.waitForStep("gate", "waiting");
+    await cannot.wake("gate");
+    const ended = await cannot.waitFor("completed");
+    expect(ended.inputRequests).toBeUndefined();
+    expect((ended.result as { structuredContent?: { error?: unknown } }).structuredContent?.error).toMatchObject({
+      code: "input_unavailable",
+      details: { capability: "roots" },
+    });
+  });
+});
