@@ -1,6 +1,7 @@
 import type { ClientCapabilities } from "@modelcontextprotocol/server";
 import type { JsonRpcErrorObject } from "../errors/errors.js";
 import { newStepKeySalt } from "../steps/step-keys.js";
+import { questionCapabilities } from "../wire/input-capabilities.js";
 import type { TaskStatus } from "../wire/task-shapes.js";
 
 export type { TaskStatus };
@@ -96,7 +97,8 @@ export class TaskStore {
       task.pollIntervalMs,
       task.origin ?? null,
       newStepKeySalt(),
-      task.clientCapabilities ? JSON.stringify(task.clientCapabilities) : null,
+      // Only what decides the questions is kept: a client's declaration may be large, the row must stay small.
+      task.clientCapabilities ? JSON.stringify(questionCapabilities(task.clientCapabilities)) : null,
     );
   }
 

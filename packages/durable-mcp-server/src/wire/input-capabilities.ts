@@ -47,6 +47,39 @@ export function missingInputCapability(
   }
 }
 
+const PROBES: ReadonlyArray<[path: string, request: QuestionShape]> = [
+  ["elicitation.form", { method: "elicitation/create", params: { mode: "form" } }],
+  ["elicitation.url", { method: "elicitation/create", params: { mode: "url" } }],
+  ["sampling", { method: "sampling/createMessage" }],
+  ["sampling.tools", { method: "sampling/createMessage", params: { tools: [] } }],
+  ["sampling.context", { method: "sampling/createMessage", params: { includeContext: "thisServer" } }],
+  ["roots", { method: "roots/list" }],
+];
+
+/**
+ * The part of `declared` that decides which questions may be asked, as a small canonical object with the same
+ * answers from missingInputCapability: what is stored with a task. A client's declaration is its own JSON of any
+ * size; the task keeps only these few flags.
+ */
+export function questionCapabilities(declared: ClientCapabilities): ClientCapabilities {
+  const can = new Set(PROBES.filter(([, probe]) => missingInputCapability(probe, declared) === null).map(([p]) => p));
+  const kept: Record<string, Record<string, object>> = {};
+  if (can.has("elicitation.form") || can.has("elicitation.url")) {
+    kept.elicitation = {
+      ...(can.has("elicitation.form") ? { form: {} } : {}),
+      ...(can.has("elicitation.url") ? { url: {} } : {}),
+    };
+  }
+  if (can.has("sampling")) {
+    kept.sampling = {
+      ...(can.has("sampling.tools") ? { tools: {} } : {}),
+      ...(can.has("sampling.context") ? { context: {} } : {}),
+    };
+  }
+  if (can.has("roots")) kept.roots = {};
+  return kept as ClientCapabilities;
+}
+
 /** The client capabilities a 2026-07-28 request declares in its `_meta` envelope (none: an empty object). */
 export function declaredCapabilities(envelope: unknown): ClientCapabilities {
   const declared = (envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META];

@@ -5,7 +5,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
 import { testTasks } from "../../src/testing/index.js";
-import { missingInputCapability } from "../../src/wire/input-capabilities.js";
+import { missingInputCapability, questionCapabilities } from "../../src/wire/input-capabilities.js";
+import { TaskStore } from "../../src/runner/task-store.js";
+import { runInDurableObject } from "cloudflare:test";
 import type { DetailedTask } from "../../src/wire/task-shapes.js";
 import type { FixtureEnv } from "../fixtures/worker.js";
 import { envelope, pollTask, rpc } from "../jsonrpc.js";
@@ -172,6 +174,48 @@ describe("clients on the facade tools are unaffected", () => {
     let done = await call("durable_task_get", { taskId });
     while (done.structuredContent?.status) done = await call("durable_task_get", { taskId });
     expect(JSON.parse(done.content[0].text)).toEqual({ answer: roots });
+  });
+});
+
+describe("what is stored of a declaration", () => {
+  it("stores only what decides the questions, however large the client's declaration (3 MB here)", async () => {
+    const padding = "x".repeat(3_000_000);
+    const taskId = await ask("form", { ...TASKS, elicitation: { form: { padding } } });
+    const stub = fixtureEnv.MCP_TASK_RUNNER.get(fixtureEnv.MCP_TASK_RUNNER.idFromName(taskId));
+    const record = await runInDurableObject(stub, (_, state) => new TaskStore(state.storage.sql).read());
+    expect(record?.clientCapabilities).toEqual({ elicitation: { form: {} } });
+    await rpc("tasks/cancel", { taskId });
+  });
+
+  it("keeps exactly what decides the questions", () => {
+    const requests = [
+      { method: "elicitation/create", params: {} },
+      { method: "elicitation/create", params: { mode: "url" } },
+      { method: "sampling/createMessage", params: {} },
+      { method: "sampling/createMessage", params: { tools: [{}] } },
+      { method: "sampling/createMessage", params: { includeContext: "allServers" } },
+      { method: "roots/list", params: {} },
+    ];
+    const declarations = [
+      {},
+      { elicitation: {} },
+      { elicitation: { form: "yes" } },
+      { elicitation: { url: {} } },
+      { elicitation: { form: {}, url: {} }, sampling: { tools: {}, context: {} }, roots: { listChanged: true } },
+      { sampling: {}, roots: [] },
+      { sampling: { tools: true }, experimental: { x: 1 } },
+    ];
+    for (const declared of declarations) {
+      const kept = questionCapabilities(declared as never);
+      for (const request of requests) {
+        expect(missingInputCapability(request, kept), JSON.stringify([declared, request])).toBe(
+          missingInputCapability(request, declared as never),
+        );
+      }
+    }
+    expect(questionCapabilities({ elicitation: {}, experimental: { big: {} } } as never)).toEqual({
+      elicitation: { form: {} },
+    });
   });
 });
 
