@@ -84,14 +84,24 @@ describe("a task asks only what its client declared", () => {
     expect(got.body.result).toMatchObject({ status: "completed", result: { isError: true } });
   });
 
-  it("lets the handler catch InputUnavailableError and go on with a default", async () => {
+  it("lets the handler catch InputUnavailableError and go on with a default, on every replay", async () => {
     const taskId = await ask("sampling", { ...TASKS, elicitation: { form: {} } }, { useDefault: true });
-    const states = await statesAfterGate(taskId);
-    expect(states.map((state) => state.status)).not.toContain("input_required");
-    const last = states.at(-1)! as Record<string, any>;
-    expect(last.status).toBe("completed");
-    expect(last.result.isError).toBeUndefined();
-    expect(textOf(last)).toEqual({ default: true, missing: "sampling" });
+    const task = kit.task(taskId);
+    await task.waitForStep("gate", "waiting");
+    await task.wake("gate");
+    // The default is taken and the handler pauses; after an eviction the run that goes on replays the question.
+    await task.waitForStep("then", "waiting");
+    expect((await task.get()).status).toBe("working");
+    await task.evict();
+    await task.wake("then");
+    const done = (await task.waitFor("completed")) as Record<string, any>;
+    expect(done.result.isError).toBeUndefined();
+    expect(textOf(done)).toEqual({ default: true, missing: "sampling" });
+    expect(await task.steps()).toMatchObject([
+      { name: "gate", state: "done" },
+      { name: "question", kind: "input", state: "failed" },
+      { name: "then", state: "done" },
+    ]);
   });
 
   it("asks a question of every kind its client declared, and takes the answer that kind has", async () => {
