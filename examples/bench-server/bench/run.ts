@@ -152,6 +152,29 @@ async function runTaskPolling(client: McpHttpClient, tool: string, args: JsonObj
 const steps = (n: number, payloadBytes = 0) => ({ steps: n, payloadBytes });
 
 /**
+ * The one-step task with an inline budget (bench_inline, `inline: "50 ms"`): tools/call → the ordinary result. A
+ * call the budget did not cover comes back as a task; it is followed to completion (listen) and counted.
+ */
+async function measureInline(client: McpHttpClient) {
+  let asTask = 0;
+  const once = async () => {
+    const begin = now();
+    const answer = await client.call("tools/call", { name: "bench_inline", arguments: steps(1) });
+    if (answer.resultType === "task") {
+      asTask++;
+      resultOf((await client.listenTasks([answer.taskId as string])).get(answer.taskId as string)!.task);
+    } else if (answer.isError) {
+      throw new Error(`bench_inline failed: ${JSON.stringify(answer)}`);
+    }
+    return now() - begin;
+  };
+  await repeat(times(20), once);
+  asTask = 0;
+  const roundTrip = summarize(await repeat(times(200), once));
+  return { roundTrip, asTask, calls: times(200) };
+}
+
+/**
  * `reps` pairs of tasks run back to back, a baseline and a variant: the medians of each, and the median of the
  * per-pair differences (drift in the machine's load cancels within a pair).
  */
@@ -194,6 +217,10 @@ async function measureRuntime(server: BenchServer, payloads: number[]) {
   const roundTrip = summarize(oneStep);
   const polled = summarize(await repeat(times(100), () => runTaskPolling(client, "bench_steps", steps(1))));
   log(`create ${ms(create.p50)} p50; one-step round trip ${ms(roundTrip.p50)} (listen), ${ms(polled.p50)} (poll)`);
+  const inline = await measureInline(client);
+  log(
+    `one-step task inline (bench_inline, 50 ms budget) ${ms(inline.roundTrip.p50)} p50; ${inline.asTask} came back as a task`,
+  );
 
   const done = await runTask(client, "bench_steps", steps(1, 100));
   const getCompleted = summarize(
@@ -306,6 +333,7 @@ async function measureRuntime(server: BenchServer, payloads: number[]) {
     create,
     oneStepRoundTrip: roundTrip,
     oneStepRoundTripPolling: polled,
+    oneStepInline: inline,
     tasksGetCompleted: getCompleted,
     tasksGetInputRequired: getWaiting,
     inputRound,
@@ -514,6 +542,11 @@ function report(floor: Floor, wire: Wire, defaults: Defaults, stepEvents: StepEv
       row("create: tools/call → task handle", wire.create, http),
       row("one-step task: create → completed (listen)", wire.oneStepRoundTrip, http),
       row("one-step task: create → completed (polling)", wire.oneStepRoundTripPolling, http),
+      row(
+        `one-step task, inline: tools/call → result (${wire.oneStepInline.asTask}/${wire.oneStepInline.calls} as a task)`,
+        wire.oneStepInline.roundTrip,
+        http,
+      ),
       row("tasks/get, completed task", wire.tasksGetCompleted, http),
       row("tasks/get, input_required task", wire.tasksGetInputRequired, http),
       row("input round: tasks/update → completed", wire.inputRound, http),

@@ -5,7 +5,11 @@ import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { withServer, workspaceRoot } from "./server.ts";
+import type { JsonObject } from "@durable-mcp/test-harness";
 import { benchClient, resultOf } from "./mcp.ts";
+
+const TASK_ID_META = "durable-mcp-server/taskId";
+const STEPS_META = "durable-mcp-server/steps";
 
 const port = Number(process.env.BENCH_TEST_PORT ?? 8796);
 const began = performance.now();
@@ -14,7 +18,8 @@ await withServer(port, async (server) => {
   const client = benchClient(server.url);
 
   const tools = ((await client.call("tools/list")).tools as Array<{ name: string }>).map((tool) => tool.name);
-  for (const name of ["bench_steps", "bench_sleep", "bench_input"]) assert.ok(tools.includes(name), name);
+  for (const name of ["bench_steps", "bench_sleep", "bench_input", "bench_inline"])
+    assert.ok(tools.includes(name), name);
 
   const steps = (await client.startTask("bench_steps", { steps: 3, payloadBytes: 5 })).taskId;
   const sleeper = (await client.startTask("bench_sleep", { before: 2, sleepMs: 50, after: 2 })).taskId;
@@ -31,6 +36,57 @@ await withServer(port, async (server) => {
   assert.equal(typeof slept.replayMs, "number");
   assert.deepEqual(resultOf(finals.get(asker)!.task), { action: "accept", content: { ok: true } });
   assert.deepEqual(resultOf(await client.getTask(steps)), { steps: 3, bytes: 15 });
+
+  // bench_inline answers a Tasks client with the ordinary result when it is ready within its 50 ms budget, else
+  // with the task (a busy machine may take longer): either way the task completes with the same result.
+  const inline = await client.call("tools/call", { name: "bench_inline", arguments: { steps: 1, payloadBytes: 3 } });
+  const inlineTaskId = (
+    inline.resultType === "task" ? inline.taskId : (inline._meta as JsonObject)[TASK_ID_META]
+  ) as string;
+  if (inline.resultType !== "task") {
+    assert.equal(inline.resultType, "complete");
+    assert.deepEqual(JSON.parse((inline.content as Array<{ text: string }>)[0]!.text), { steps: 1, bytes: 3 });
+  }
+  assert.deepEqual(resultOf((await client.listenTasks([inlineTaskId])).get(inlineTaskId)!.task), {
+    steps: 1,
+    bytes: 3,
+  });
+
+  // A Tasks client that declares no elicitation (MCP Inspector 2.12's case): bench_input's question is never put
+  // to it. The task ends with the input_unavailable envelope and never shows input_required.
+  const noElicitation = {
+    ...client.envelope(),
+    "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
+  };
+  const unasked = (await client.call("tools/call", { name: "bench_input", arguments: {}, _meta: noElicitation }))
+    .taskId as string;
+  const seen: string[] = [];
+  const unaskedFinal = (
+    await client.listenTasks([unasked], (task) => {
+      seen.push(task.status);
+      // Fail at once rather than wait on a question nobody will answer.
+      if (task.status === "input_required") throw new Error(`bench_input asked a client without elicitation`);
+    })
+  ).get(unasked)!.task;
+  const polled = await client.getTask(unasked);
+  assert.ok(!seen.includes("input_required") && polled.status === "completed", JSON.stringify(seen));
+  assert.equal(polled.inputRequests, undefined);
+  const envelope = (unaskedFinal.result?.structuredContent as { error?: JsonObject } | undefined)?.error;
+  assert.equal(unaskedFinal.result?.isError, true);
+  assert.equal(envelope?.code, "input_unavailable", JSON.stringify(unaskedFinal));
+  assert.deepEqual(envelope?.details, {
+    step: "continue",
+    method: "elicitation/create",
+    capability: "elicitation.form",
+  });
+  // Its journal holds the question as failed, never as waiting.
+  const timeline = (
+    await client.call("tasks/get", { taskId: unasked, _meta: { ...noElicitation, [STEPS_META]: true } })
+  )._meta as JsonObject;
+  assert.deepEqual(
+    ((timeline[STEPS_META] as JsonObject).steps as JsonObject[]).map((step) => [step.name, step.kind, step.state]),
+    [["continue", "input", "failed"]],
+  );
 
   // The same tools on the endpoints with task event logging off and on every step.
   for (const path of ["/mcp-quiet", "/mcp-step-events"]) {

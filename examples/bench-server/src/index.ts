@@ -93,6 +93,21 @@ const createServer = () => {
     },
   );
 
+  server.registerTask(
+    "bench_inline",
+    {
+      description: "bench_steps with an inline budget: the result comes back in the tools/call when ready in time",
+      inputSchema: z.object({ steps: count(MAX_STEPS), payloadBytes: count(MAX_PAYLOAD) }),
+      inline: "50 ms",
+    },
+    async ({ steps, payloadBytes }, step) => {
+      const payload = "x".repeat(payloadBytes);
+      let bytes = 0;
+      for (let i = 0; i < steps; i++) bytes += (await step.do(`step ${i}`, async () => payload)).length;
+      return text({ steps, bytes });
+    },
+  );
+
   return server;
 };
 

@@ -40,6 +40,7 @@ export type {
 } from "./steps/types.js";
 export {
   InputTimeoutError,
+  InputUnavailableError,
   NonRetryableError,
   StepFailedError,
   StepResultError,

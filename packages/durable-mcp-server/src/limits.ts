@@ -16,6 +16,11 @@ export const MAX_LISTEN_TASK_IDS = 100;
 export const LISTEN_CONCURRENCY = 8;
 /** An idempotency key (`_meta` of `tools/call`) is 1 to this many characters. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/**
+ * The largest `inline` budget of a task (registerTask): a task-capable call waits at most this long for an inline
+ * result before it gets its task. Short on purpose: a longer wait is what polling the task is for.
+ */
+export const MAX_INLINE_MS = 10_000;
 /** Schema issues listed in `details.issues` of an `invalid_arguments` envelope; the rest are counted. */
 export const MAX_LISTED_ISSUES = 10;
 

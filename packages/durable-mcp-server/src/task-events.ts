@@ -26,6 +26,7 @@ export type TaskEventName =
   | "event_refused"
   | "webhook_created"
   | "patch_applied"
+  | "input_unavailable"
   | "task_cancelled"
   | "task_finished"
   | "task_expired"
@@ -48,6 +49,7 @@ const WARNINGS: ReadonlySet<TaskEventName> = new Set([
   "input_timed_out",
   "event_timed_out",
   "event_refused",
+  "input_unavailable",
   "task_expired",
 ]);
 

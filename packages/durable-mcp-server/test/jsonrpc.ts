@@ -27,13 +27,17 @@ export interface RpcReply {
 
 let nextId = 1;
 
-export function envelope(declare: boolean, capabilities: Record<string, unknown> = {}) {
+/**
+ * The 2026-07-28 envelope. Declaring, it is a client that answers forms, as the tests' questions are (a task may
+ * ask only what its client declared): `capabilities` replaces that with exactly what is given, plus the extension.
+ */
+export function envelope(declare: boolean, capabilities?: Record<string, unknown>) {
   return {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientInfo": { name: "wire-test", version: "1.0.0" },
     "io.modelcontextprotocol/clientCapabilities": declare
-      ? { ...capabilities, extensions: { [TASKS_EXTENSION]: {} } }
-      : capabilities,
+      ? { ...(capabilities ?? { elicitation: { form: {} } }), extensions: { [TASKS_EXTENSION]: {} } }
+      : (capabilities ?? {}),
   };
 }
 

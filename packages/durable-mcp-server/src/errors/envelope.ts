@@ -1,5 +1,12 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { describeError, InputTimeoutError, NonRetryableError, StepFailedError, StepResultError } from "./errors.js";
+import {
+  describeError,
+  InputTimeoutError,
+  InputUnavailableError,
+  NonRetryableError,
+  StepFailedError,
+  StepResultError,
+} from "./errors.js";
 
 /**
  * The one repairable error envelope: what went wrong (`code`, `message`), whether repeating the call can work
@@ -29,6 +36,7 @@ export type ErrorEnvelopeCode =
   | "task_cancelled"
   | "step_failed"
   | "input_timeout"
+  | "input_unavailable"
   | "handler_error"
   | "internal"
   | "unknown_file"
@@ -62,6 +70,17 @@ export function envelopeFor(error: unknown, completedSteps: string[] = []): Erro
       retryable: true,
       recoveryHint: "Start the task again and answer its question before the timeout.",
       details: { step: error.step },
+      ...partial,
+    };
+  }
+  if (error instanceof InputUnavailableError) {
+    return {
+      code: "input_unavailable",
+      message: error.message,
+      // The same call from the same client asks the same question of it again.
+      retryable: false,
+      recoveryHint: `This client cannot answer ${error.method} requests. Call the tool again from a client that declares the "${error.capability}" capability, or without the Tasks extension (its questions then come back as a handle to answer).`,
+      details: { step: error.step, method: error.method, capability: error.capability },
       ...partial,
     };
   }

@@ -41,6 +41,23 @@ export class InputTimeoutError extends Error {
   }
 }
 
+/**
+ * What an input step throws when the client that created the task did not declare the capability its question
+ * needs (`elicitation` form or url, `sampling`, `roots`): the question is never shown. Catch it to go on with a
+ * default; uncaught, the task ends with the `input_unavailable` envelope (docs/errors.md).
+ */
+export class InputUnavailableError extends Error {
+  override readonly name = "InputUnavailableError";
+  constructor(
+    readonly step: string,
+    readonly method: string,
+    /** The capability the client would have had to declare, e.g. "elicitation.form" or "sampling". */
+    readonly capability: string,
+  ) {
+    super(`the client cannot answer input request "${step}" (${method}): it did not declare "${capability}"`);
+  }
+}
+
 /** The handler met a journal its code could not have written; the task fails instead of guessing. */
 export class ReplayDivergenceError extends TaskProtocolError {
   /** `journaled`: the journaled step the code no longer reaches, when that is the divergence. */

@@ -4,7 +4,7 @@ import { toolErrorResult, type ErrorEnvelope } from "../errors/envelope.js";
 import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner.js";
 import type { CallerContext } from "../runner/caller-context.js";
-import { checkElicitAnswer } from "../runner/elicit-answer.js";
+import { checkInputAnswer } from "../runner/elicit-answer.js";
 import { cancelledResult, taskViewResult, type FacadeNames } from "./task-view.js";
 
 const taskIdArgument = z.string().describe("The taskId a task tool handed out");
@@ -35,11 +35,16 @@ export function registerFacadeTools(server: SdkMcpServer, names: FacadeNames, ru
     {
       title: "Answer a background task's question",
       description:
-        "Answers the questions a background task is waiting on. `answers` maps each question key to " +
-        '{"action": "accept", "content": {...}} (content must match the question\'s schema) or {"action": "decline"}.',
+        "Answers the questions a background task is waiting on. `answers` maps each question key to the answer " +
+        'its kind takes: a form (elicitation/create) {"action": "accept", "content": {...}} (content must match the ' +
+        'question\'s schema) or {"action": "decline"}; a model call (sampling/createMessage) {"role": "assistant", ' +
+        '"content": {"type": "text", "text": "..."}, "model": "..."}; the roots (roots/list) {"roots": [{"uri": ' +
+        '"file:///..."}]}.',
       inputSchema: z.object({
         taskId: taskIdArgument,
-        answers: z.record(z.string(), z.unknown()).describe("Question key → {action, content}"),
+        answers: z
+          .record(z.string(), z.unknown())
+          .describe("Question key → its answer: {action, content}, a CreateMessageResult or a ListRootsResult"),
       }),
       annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: false },
     },
@@ -118,7 +123,7 @@ function envelopeResult(envelope: ErrorEnvelope): CallToolResult {
   return toolErrorResult(envelope);
 }
 
-/** Every answer must be for a pending key, shaped `{action, content?}`, with content matching its schema. */
+/** Every answer must be for a pending key and be the result its kind of question takes (checkInputAnswer). */
 function checkAnswers(
   answers: Record<string, unknown>,
   pending: Record<string, { method: string; params: Record<string, unknown> }>,
@@ -135,21 +140,26 @@ function checkAnswers(
   for (const key of keys) {
     const request = pending[key];
     if (!request) return invalid(`answers.${key}`, `the task is not asking "${key}"`);
-    const answer = answers[key] as { action?: unknown; content?: unknown } | null;
-    if (
-      typeof answer !== "object" ||
-      answer === null ||
-      !["accept", "decline", "cancel"].includes(answer.action as string)
-    ) {
-      return invalid(`answers.${key}.action`, 'each answer needs "action": "accept", "decline" or "cancel"');
-    }
-    if (answer.action === "accept" && request.method === "elicitation/create") {
-      const problem = checkElicitAnswer(request.params.requestedSchema, answer.content ?? {});
-      if (problem) {
-        const path = problem.path ? `answers.${key}.content.${problem.path}` : `answers.${key}.content`;
-        return invalid(path, `${path} ${problem.message}`);
-      }
+    const problem = checkInputAnswer(request, answers[key]);
+    if (problem) {
+      const path = problem.path ? `answers.${key}.${problem.path}` : `answers.${key}`;
+      return invalid(
+        path,
+        `${path}: ${problem.message} (a ${request.method} question takes ${shapeOf(request.method)})`,
+      );
     }
   }
   return null;
+}
+
+/** The answer shape of each kind of question, as the respond tool's texts name it. */
+function shapeOf(method: string): string {
+  switch (method) {
+    case "sampling/createMessage":
+      return 'a CreateMessageResult {"role": "assistant", "content": {"type": "text", "text": …}, "model": …}';
+    case "roots/list":
+      return 'a ListRootsResult {"roots": [{"uri": "file:///…", "name"?: …}]}';
+    default:
+      return '{"action": "accept", "content": {…}} or {"action": "decline"}';
+  }
 }

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { toolErrorResult, type ErrorEnvelope } from "../errors/envelope.js";
+import { exampleAnswer } from "../runner/elicit-answer.js";
 import { expiryOf } from "../util/expiry.js";
 import { PROGRESS_META, TASK_ID_META } from "../wire/meta-keys.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
@@ -74,9 +75,13 @@ function liveHandle(task: DetailedTask, tool: string, names: FacadeNames): CallT
   const questions: Question[] = Object.entries(task.inputRequests ?? {}).map(([key, request]) => ({
     key,
     method: request.method,
-    message: request.params.message as string | undefined,
+    message: questionText(request.method, request.params),
     requestedSchema: request.params.requestedSchema,
   }));
+  // The answer each kind of question takes, as an example to fill in.
+  const examples = Object.fromEntries(
+    Object.entries(task.inputRequests ?? {}).map(([key, request]) => [key, exampleAnswer(request)]),
+  );
   const lines: string[] = [];
   const state = task.statusMessage ? `: ${task.statusMessage}` : "";
   const structured: Record<string, unknown> = { taskId, tool, status: task.status, pollIntervalMs: pollMs, expiresAt };
@@ -84,7 +89,7 @@ function liveHandle(task: DetailedTask, tool: string, names: FacadeNames): CallT
   if (progress !== undefined) structured.progress = progress;
   if (questions.length > 0) {
     structured.questions = questions;
-    structured.next = { tool: names.respond, arguments: { taskId, answers: exampleAnswers(questions) } };
+    structured.next = { tool: names.respond, arguments: { taskId, answers: examples } };
     lines.push(`Task ${taskId} (${tool}) is waiting for an answer before it can continue${state}.`);
     for (const question of questions) {
       lines.push(
@@ -93,7 +98,7 @@ function liveHandle(task: DetailedTask, tool: string, names: FacadeNames): CallT
       );
     }
     lines.push(
-      `Ask the user, then call ${names.respond} with ${JSON.stringify({ taskId, answers: exampleAnswers(questions) })} ` +
+      `Ask the user, then call ${names.respond} with ${JSON.stringify({ taskId, answers: examples })} ` +
         `(use "action": "decline" to refuse). Then call ${names.get} to follow the task.`,
     );
   } else {
@@ -113,21 +118,18 @@ function liveHandle(task: DetailedTask, tool: string, names: FacadeNames): CallT
   return { content: [{ type: "text", text: lines.join("\n") }], structuredContent: structured };
 }
 
-function exampleAnswers(questions: Question[]): Record<string, unknown> {
-  return Object.fromEntries(
-    questions.map((question) => [
-      question.key,
-      { action: "accept", content: exampleContent(question.requestedSchema) },
-    ]),
-  );
-}
-
-function exampleContent(schema: unknown): Record<string, unknown> {
-  const properties =
-    (schema as { properties?: Record<string, { type?: string; enum?: unknown[] }> } | undefined)?.properties ?? {};
-  return Object.fromEntries(
-    Object.entries(properties).map(([name, property]) => [name, property.enum?.[0] ?? `<${property.type ?? "value"}>`]),
-  );
+/** What a question asks, in words: an elicitation's message, a model call's prompt, the client's roots. */
+function questionText(method: string, params: Record<string, unknown>): string | undefined {
+  if (method === "sampling/createMessage") {
+    const messages = (params.messages ?? []) as Array<{ content?: { type?: string; text?: string } }>;
+    const prompt = messages
+      .map((message) => (message.content?.type === "text" ? message.content.text : undefined))
+      .filter((text) => text !== undefined)
+      .join(" / ");
+    return `A model call${params.systemPrompt ? ` (system: ${String(params.systemPrompt)})` : ""}: ${prompt}. Answer with your reply as a CreateMessageResult.`;
+  }
+  if (method === "roots/list") return "The roots (directories, repositories) you work in, as a ListRootsResult.";
+  return params.message as string | undefined;
 }
 
 function failedEnvelope(task: DetailedTask, tool: string): ErrorEnvelope {

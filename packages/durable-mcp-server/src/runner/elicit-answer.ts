@@ -1,3 +1,5 @@
+import { specTypeSchemas } from "@modelcontextprotocol/server";
+
 /**
  * Checks an elicitation answer against the schema the task asked with. Elicitation schemas are a flat object of
  * primitive properties (MCP's restricted JSON Schema subset), so a small checker covers them exactly.
@@ -63,21 +65,65 @@ function checkValue(property: PropertySchema, value: unknown): string | null {
   }
 }
 
-/** Checks an answer to an outstanding input request: an ElicitResult whose accepted content fits the schema. */
+/**
+ * Checks an answer to an outstanding input request against the result type of its kind, with the SDK's schemas:
+ * `elicitation/create` an ElicitResult (accepted content must also fit the requested schema),
+ * `sampling/createMessage` a CreateMessageResult (its tools variant when the request offered tools), `roots/list` a
+ * ListRootsResult. Null when it fits.
+ */
 export function checkInputAnswer(
   request: { method: string; params: Record<string, unknown> },
   answer: unknown,
 ): AnswerProblem | null {
-  if (request.method !== "elicitation/create") return null;
-  const result = answer as { action?: unknown; content?: unknown } | null;
-  if (
-    typeof result !== "object" ||
-    result === null ||
-    !["accept", "decline", "cancel"].includes(result.action as string)
-  ) {
-    return { path: "action", message: 'must be "accept", "decline" or "cancel"' };
+  const schema = answerSchemaOf(request);
+  if (!schema) return null;
+  const result = schema["~standard"].validate(answer);
+  // The SDK's spec schemas are zod, so validation is synchronous.
+  if (result instanceof Promise) throw new Error("the SDK's answer schemas validate synchronously");
+  if (result.issues) {
+    const issue = result.issues[0]!;
+    const path = (issue.path ?? []).map((part) => String(typeof part === "object" ? part.key : part)).join(".");
+    return { path, message: issue.message };
   }
-  if (result.action !== "accept") return null;
-  const problem = checkElicitAnswer(request.params.requestedSchema, result.content ?? {});
+  if (request.method !== "elicitation/create") return null;
+  const elicit = answer as { action: string; content?: unknown };
+  if (elicit.action !== "accept") return null;
+  const problem = checkElicitAnswer(request.params.requestedSchema, elicit.content ?? {});
   return problem && { path: problem.path ? `content.${problem.path}` : "content", message: problem.message };
+}
+
+/** What an answer to `request` must be; undefined for a method no schema is known for. */
+function answerSchemaOf(request: { method: string; params: Record<string, unknown> }) {
+  switch (request.method) {
+    case "elicitation/create":
+      return specTypeSchemas.ElicitResult;
+    case "sampling/createMessage":
+      return request.params.tools === undefined
+        ? specTypeSchemas.CreateMessageResult
+        : specTypeSchemas.CreateMessageResultWithTools;
+    case "roots/list":
+      return specTypeSchemas.ListRootsResult;
+    default:
+      return undefined;
+  }
+}
+
+/** How each kind of question is answered, for the texts that tell a model (the facade's handle). */
+export function exampleAnswer(request: { method: string; params: Record<string, unknown> }): unknown {
+  switch (request.method) {
+    case "sampling/createMessage":
+      return { role: "assistant", content: { type: "text", text: "<your reply>" }, model: "<your model name>" };
+    case "roots/list":
+      return { roots: [{ uri: "file:///<path>", name: "<optional name>" }] };
+    default:
+      return { action: "accept", content: exampleContent(request.params.requestedSchema) };
+  }
+}
+
+function exampleContent(schema: unknown): Record<string, unknown> {
+  const properties =
+    (schema as { properties?: Record<string, { type?: string; enum?: unknown[] }> } | undefined)?.properties ?? {};
+  return Object.fromEntries(
+    Object.entries(properties).map(([name, property]) => [name, property.enum?.[0] ?? `<${property.type ?? "value"}>`]),
+  );
 }

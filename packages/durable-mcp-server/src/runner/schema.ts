@@ -8,6 +8,7 @@ import { applyMigrations, schemaVersion, type Migration } from "../storage/migra
  * 5: the task's step-key salt and each `do` step's idempotency key, journaled at its first attempt.
  * 6: steps keyed by (name, occurrence), and the kinds of external events and patch markers (a rebuilt table).
  * 7: the event inbox (events sent before a wait took them) and the answers of delivered webhooks.
+ * 8: the client capabilities the creating request declared (the questions it may ask).
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -93,6 +94,9 @@ const MIGRATIONS: readonly Migration[] = [
      answer TEXT NOT NULL,
      delivered_at INTEGER NOT NULL
    );`,
+  // The client capabilities of the creating request, as JSON. An existing task gets NULL, which lets it ask any
+  // kind of question, as it could when it was created.
+  `ALTER TABLE task ADD COLUMN client_capabilities TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

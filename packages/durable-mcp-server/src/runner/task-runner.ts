@@ -11,6 +11,7 @@ import { StepJournal, stepLabel } from "../steps/journal.js";
 import { expiryOf } from "../util/expiry.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
+import { missingInputCapability } from "../wire/input-capabilities.js";
 import { MAX_RUN_FAILURES, SEAM_RUN_WAIT_MS, TIMELINE_LIMIT } from "../limits.js";
 import { checkInputAnswer } from "./elicit-answer.js";
 import { taskIndexOf } from "./task-index.js";
@@ -453,6 +454,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
             if (this.store.setMessage(message, progress ?? null, Date.now())) this.notify();
           },
           inputRequested: () => this.syncInputStatus(Date.now()),
+          // Only what the creating request declared can be asked (null: through the facade, anything).
+          inputUnavailable: (request) => missingInputCapability(request, record.clientCapabilities),
           handoffAt: startedAt + alarmBudgetMs,
           controllers: this.controllers,
           event,

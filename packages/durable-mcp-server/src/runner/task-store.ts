@@ -1,5 +1,7 @@
+import type { ClientCapabilities } from "@modelcontextprotocol/server";
 import type { JsonRpcErrorObject } from "../errors/jsonrpc.js";
 import { newStepKeySalt } from "../steps/step-keys.js";
+import { questionCapabilities } from "../wire/input-capabilities.js";
 import type { TaskStatus } from "../wire/task-shapes.js";
 
 export type { TaskStatus };
@@ -28,10 +30,20 @@ export interface TaskRecord {
   origin: string | null;
   /** The secret its steps' idempotency keys are derived from (see steps/step-keys.ts); set at creation. */
   stepKeySalt: string | null;
+  /**
+   * The client capabilities the creating request declared: the kinds of question the task may ask (see
+   * wire/input-capabilities.ts). Null: its questions are answered through the facade tools, so any kind may be asked.
+   */
+  clientCapabilities: ClientCapabilities | null;
 }
 
 export type NewTask = Pick<TaskRecord, "taskId" | "principal" | "tool" | "input" | "ttlMs" | "pollIntervalMs"> & {
   origin?: string | null;
+  /**
+   * What the creating client declared it can answer: a 2026-07-28 request's `_meta` envelope capabilities, or a
+   * 2025-11-25 session's. Omitted or null for a client served through the facade tools (the model answers).
+   */
+  clientCapabilities?: ClientCapabilities | null;
 };
 
 export type Ending =
@@ -56,6 +68,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   purge_at: number | null;
   origin: string | null;
   step_key_salt: string | null;
+  client_capabilities: string | null;
 }
 
 const LIVE = "status IN ('working', 'input_required')";
@@ -72,7 +85,8 @@ export class TaskStore {
   insert(task: NewTask, now: number): void {
     this.sql.exec(
       `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms,
-         poll_interval_ms, origin, step_key_salt) VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, ?)`,
+         poll_interval_ms, origin, step_key_salt, client_capabilities)
+       VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, ?, ?)`,
       task.taskId,
       task.principal,
       task.tool,
@@ -83,6 +97,8 @@ export class TaskStore {
       task.pollIntervalMs,
       task.origin ?? null,
       newStepKeySalt(),
+      // Only what decides the questions is kept: a client's declaration may be large, the row must stay small.
+      task.clientCapabilities ? JSON.stringify(questionCapabilities(task.clientCapabilities)) : null,
     );
   }
 
@@ -149,5 +165,6 @@ function fromRow(row: TaskRow): TaskRecord {
     purgeAt: row.purge_at,
     origin: row.origin ?? null,
     stepKeySalt: row.step_key_salt ?? null,
+    clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as ClientCapabilities) : null,
   };
 }

@@ -17,7 +17,7 @@ import {
 import * as z from "zod";
 import { toolErrorResult } from "../errors/envelope.js";
 import { newTaskId, taskIdForKey } from "../ids.js";
-import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_LISTED_ISSUES } from "../limits.js";
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INLINE_MS, MAX_LISTED_ISSUES } from "../limits.js";
 import { installedRequestHandler, registeredTool } from "./sdk-internals.js";
 import { cancelTask, getTask, updateTask } from "./task-methods.js";
 import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/task-definition.js";
@@ -26,6 +26,8 @@ import { toMilliseconds, type Duration } from "../steps/duration.js";
 import type { Step } from "../steps/types.js";
 import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
+import { declaredCapabilities } from "../wire/input-capabilities.js";
+import type { DetailedTask } from "../wire/task-shapes.js";
 import { registerFacadeTools } from "../fallback/facade-tools.js";
 import { registerFileTools } from "../files/file-tools.js";
 import { facadeNames, taskViewResult, type FacadeNames } from "../fallback/task-view.js";
@@ -73,6 +75,12 @@ export interface TaskConfig<S extends StandardSchemaWithJSON> {
   /** With `fallback: "wait"`: how long the call waits for the result. Defaults to the server's `tasks.waitFor`. */
   waitFor?: Duration;
   /**
+   * Inline results for clients that declare the Tasks extension: the call waits up to this long (at most 10 s,
+   * MAX_INLINE_MS) and answers with the ordinary CallToolResult when the task completed by then, otherwise with
+   * the task as usual. The task runs on its TaskRunner either way. Off by default (docs/api.md, "Inline results").
+   */
+  inline?: Duration;
+  /**
    * Runs at `tools/call` before the task exists. Return `inputRequired(...)` to ask the client first, in the
    * same request/response round trip (multi-round-trip requests); return `{ input }` to start the task with a
    * different input, or nothing to start it as called.
@@ -116,6 +124,8 @@ const DEFAULT_WAIT_FOR_MS = 20_000;
 interface RegisteredTask extends TaskDefinition {
   fallback: FallbackPolicy;
   waitForMs: number;
+  /** 0: no inline result. */
+  inlineMs: number;
   beforeStart?: (input: unknown, ctx: ServerContext) => Promise<unknown> | unknown;
 }
 
@@ -197,6 +207,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       pollIntervalMs: toMilliseconds(config.pollInterval ?? DEFAULT_POLL_INTERVAL_MS),
       fallback,
       waitForMs: config.waitFor === undefined ? this.#defaults.waitForMs : toMilliseconds(config.waitFor),
+      inlineMs: inlineBudgetMs(name, config.inline),
       beforeStart: config.beforeStart as RegisteredTask["beforeStart"],
     });
     // Listed through the SDK so tools/list shows the schema; calls never reach this callback (see constructor).
@@ -281,6 +292,9 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       ttlMs: task.ttlMs,
       pollIntervalMs: task.pollIntervalMs,
       origin: originOf(ctx),
+      // What this client can answer: a task-capable request's own declaration. Without the extension the task's
+      // questions reach the model through the facade tools, which can answer every kind (null).
+      clientCapabilities: declared ? declaredCapabilities(ctx.mcpReq.envelope) : null,
     });
     if (!created) {
       throw new ProtocolError(
@@ -291,7 +305,15 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
         },
       );
     }
-    if (declared) return { ...created, resultType: "task" };
+    if (declared) {
+      if (task.inlineMs === 0) return { ...created, resultType: "task" };
+      // Inline: the ordinary result if the task completes within the budget, else the task as it stands then.
+      const settled = await runtime.runners.awaitSettled(access, task.inlineMs);
+      if (!settled) throw new Error(`task ${access.taskId} vanished right after it was created`);
+      // A completed task's result as the call's own (the same view the fallback gives: `_meta` names the task).
+      if (settled.status === "completed") return taskViewResult(settled, task.name, this.#facade);
+      return { ...taskOnly(settled), resultType: "task" };
+    }
     // A client without the extension never sees a task: it gets the result, or a handle it can follow with
     // the facade tools.
     const settled =
@@ -327,6 +349,22 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     }
     return this.#runtime;
   }
+}
+
+/** A task's `inline` option in milliseconds (0: off); a RangeError above MAX_INLINE_MS. */
+function inlineBudgetMs(name: string, inline: Duration | undefined): number {
+  if (inline === undefined) return 0;
+  const ms = toMilliseconds(inline);
+  if (ms > MAX_INLINE_MS) {
+    throw new RangeError(`task "${name}": inline may be at most ${MAX_INLINE_MS} ms, got ${ms} ms`);
+  }
+  return ms;
+}
+
+/** The Task fields of a DetailedTask: what a CreateTaskResult carries (tasks/get carries the rest). */
+function taskOnly(task: DetailedTask): Record<string, unknown> {
+  const { inputRequests: _inputs, result: _result, error: _error, ...rest } = task;
+  return rest;
 }
 
 /** The call's idempotency key (IDEMPOTENCY_KEY_META, or the `Idempotency-Key` header), if it has one. */

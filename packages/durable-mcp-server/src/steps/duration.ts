@@ -1,7 +1,8 @@
-/** A duration as Cloudflare Workflows accepts it: milliseconds, or "<n> <unit>" such as "10 seconds". */
+/** A duration as Cloudflare Workflows accepts it: milliseconds, or "<n> <unit>" such as "10 seconds" (or "50 ms"). */
 export type Duration = number | `${number} ${DurationUnit}`;
 
 export type DurationUnit =
+  | "ms"
   | "millisecond"
   | "milliseconds"
   | "second"
@@ -20,6 +21,7 @@ export type DurationUnit =
   | "years";
 
 const UNIT_MS: Record<string, number> = {
+  ms: 1,
   millisecond: 1,
   second: 1_000,
   minute: 60_000,
@@ -39,8 +41,11 @@ export function toMilliseconds(duration: Duration): number {
     }
     return Math.floor(duration);
   }
-  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]+?)s?\s*$/i.exec(String(duration));
-  const unit = match ? UNIT_MS[match[2]!.toLowerCase()] : undefined;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$/i.exec(String(duration));
+  const name = match?.[2]!.toLowerCase() ?? "";
+  // A unit as named ("ms"), or its plural ("seconds").
+  const singular = name.endsWith("s") && name !== "ms" ? name.slice(0, -1) : undefined;
+  const unit = UNIT_MS[name] ?? (singular && singular !== "ms" ? UNIT_MS[singular] : undefined);
   if (!match || unit === undefined) {
     throw new RangeError(`cannot read duration ${JSON.stringify(duration)}; use ms or e.g. "10 seconds"`);
   }

@@ -2,6 +2,7 @@ import { NonRetryableError as WorkflowsNonRetryableError } from "cloudflare:work
 import {
   describeError,
   InputTimeoutError,
+  InputUnavailableError,
   NonRetryableError,
   ReplayDivergenceError,
   StepFailedError,
@@ -65,6 +66,11 @@ export interface EngineHost {
   setStatus(message: string, progress: number | undefined): void;
   /** A new input request was journaled: the task is now `input_required`. */
   inputRequested(): void;
+  /**
+   * The capability the task's client lacks to answer `request` (e.g. "elicitation.form"), or null when it can.
+   * Fixed for the task's life, so a replay decides as the first run did. Absent: every question can be asked.
+   */
+  inputUnavailable?(request: InputRequest): string | null;
   /** Wall-clock time after which the run hands off to a fresh alarm at the next step boundary. */
   handoffAt: number;
   /** Every live AbortController of this run, so that cancel can abort them. */
@@ -526,6 +532,24 @@ class StepEngine {
     const label = stepLabel(name, occurrence);
     if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
     if (!record) {
+      const missing = this.host.inputUnavailable?.(request) ?? null;
+      if (missing !== null) {
+        // Journaled as failed, never as waiting: the task is not `input_required` for a question nobody can answer.
+        const unavailable = new InputUnavailableError(label, request.method, missing);
+        this.write({
+          name,
+          occurrence,
+          kind: "input",
+          state: "failed",
+          attempts: 0,
+          result: null,
+          error: JSON.stringify({ ...describeError(unavailable), capability: missing }),
+          wakeAt: null,
+          request: JSON.stringify(request),
+        });
+        this.host.event("input_unavailable", { step: label, method: request.method, capability: missing });
+        throw unavailable;
+      }
       const wakeAt = timeoutMs === undefined ? null : this.host.now() + timeoutMs;
       this.write({
         name,
@@ -543,7 +567,7 @@ class StepEngine {
       return this.park();
     }
     if (record.state === "done") return parseJson(record.result);
-    if (record.state === "failed") throw new InputTimeoutError(label);
+    if (record.state === "failed") throw inputFailure(record, label);
     if (record.wakeAt !== null && record.wakeAt <= this.host.now()) {
       // The timeout is journaled first; an answer arriving later finds the key no longer outstanding.
       const timedOut = new InputTimeoutError(label);
@@ -779,6 +803,16 @@ export function serializeResult(step: string, value: unknown, limit: number): st
  */
 export function isNonRetryable(error: unknown): boolean {
   return error instanceof NonRetryableError || error instanceof WorkflowsNonRetryableError;
+}
+
+/** What a failed input step throws again on replay: the timeout, or the question its client could not answer. */
+function inputFailure(record: StepRecord, label: string): Error {
+  const error = record.error ? (JSON.parse(record.error) as { name?: string; capability?: string }) : {};
+  if (error.name === "InputUnavailableError") {
+    const method = record.request ? (JSON.parse(record.request) as InputRequest).method : "unknown";
+    return new InputUnavailableError(label, method, error.capability ?? "unknown");
+  }
+  return new InputTimeoutError(label);
 }
 
 function stepFailure(record: StepRecord): StepFailedError {

@@ -17,6 +17,8 @@ import { RunnerClient } from "../runner/runner-client.js";
 import { sendTaskEvent, type SendEventInput, type SendEventResult } from "../runner/send-event.js";
 import { stepLabel, type StepState, type StepTimelineEntry } from "../steps/journal.js";
 import { STEPS_META } from "../wire/meta-keys.js";
+import { TASKS_EXTENSION } from "../wire/protocol.js";
+import { CLIENT_CAPABILITIES_META_KEY } from "@modelcontextprotocol/server";
 import {
   FINAL,
   McpHttpClient,
@@ -55,7 +57,16 @@ export interface StartOptions {
    * the steps' bodies (a mocked result, or a failure as if every retry had failed).
    */
   inject?: Record<string, InjectedOutcome>;
+  /**
+   * The client capabilities the call declares besides the Tasks extension: the kinds of question the task may ask.
+   * Default: every kind (`elicitation` form and url, `sampling`, `roots`), as the kit answers any through `answer`.
+   * Give less (e.g. `{}`) to test a task against a client that cannot answer (`InputUnavailableError`).
+   */
+  capabilities?: JsonObject;
 }
+
+/** What a kit call declares by default: a client that can answer every kind of question. */
+const EVERY_KIND_OF_QUESTION: JsonObject = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
 
 /** A misuse of the kit or a task that did not do what the test asked; the message says which and why. */
 export class TaskKitError extends Error {
@@ -107,7 +118,16 @@ export class TaskKit {
       expectedId = await taskIdForKey(this.#options.principal ?? "anonymous", tool, key);
       for (const [step, outcome] of inject) await this.seam({ op: "inject", taskId: expectedId, step, outcome });
     }
-    const meta: JsonObject = { ...this.client.envelope(), ...(key ? { [IDEMPOTENCY_KEY_META]: key } : {}) };
+    const envelope = this.client.envelope();
+    const declared: JsonObject = {
+      ...(options.capabilities ?? EVERY_KIND_OF_QUESTION),
+      extensions: { [TASKS_EXTENSION]: {} },
+    };
+    const meta: JsonObject = {
+      ...envelope,
+      [CLIENT_CAPABILITIES_META_KEY]: declared,
+      ...(key ? { [IDEMPOTENCY_KEY_META]: key } : {}),
+    };
     let result: JsonObject;
     try {
       result = await this.client.call("tools/call", { name: tool, arguments: args, _meta: meta });

@@ -52,10 +52,43 @@ describe("schema migrations", () => {
         .toArray().length,
     }));
     expect(after).toEqual({ version: SCHEMA_VERSION, index: 1 });
-    expect(SCHEMA_VERSION).toBe(7);
     const record = await runInDurableObject(stub, (_, state) => new TaskStore(state.storage.sql).read());
-    expect(record).toMatchObject({ taskId, status: "completed", origin: null });
+    expect(record).toMatchObject({ taskId, status: "completed", origin: null, clientCapabilities: null });
     expect(record?.stepKeySalt).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it("gives a task written by the version before client capabilities none: it may still ask any question", async () => {
+    const taskId = newTaskId();
+    const stub = fixtureEnv.MCP_TASK_RUNNER.get(
+      fixtureEnv.MCP_TASK_RUNNER.idFromName(taskId),
+    ) as unknown as DurableObjectStub & TaskRunnerRpc;
+    // The previous version, with a live `confirm` task (it asks one form question) as that version wrote it.
+    await runInDurableObject(stub, (_, state) => {
+      migrate(state.storage, 0, SCHEMA_VERSION - 1);
+      const now = Date.now();
+      state.storage.sql.exec(
+        `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms,
+           poll_interval_ms, origin, step_key_salt) VALUES (1, ?, 'alice', 'confirm', '{}', 'working', ?, ?, 60000, 50,
+           NULL, 'salt-salt-salt-salt-salt-salt-salt-salt-sal')`,
+        taskId,
+        now,
+        now,
+      );
+      return state.storage.setAlarm(now + 60_000);
+    });
+    await evictDurableObject(stub);
+    await runDurableObjectAlarm(stub);
+
+    const access = { taskId, principal: "alice" };
+    const asking = await waitForTask({ stub, access }, (task) => task.status === "input_required" || isFinal(task));
+    expect(asking.status).toBe("input_required");
+    expect(Object.keys(asking.inputRequests ?? {})).toEqual(["ok"]);
+    const migrated = await runInDurableObject(stub, (_, state) => ({
+      version: schemaVersion(state.storage.sql),
+      record: new TaskStore(state.storage.sql).read(),
+    }));
+    expect(migrated.version).toBe(SCHEMA_VERSION);
+    expect(migrated.record?.clientCapabilities).toBeNull();
   });
 
   it("keeps the key an attempted step was given under schema 4, and gives every other step a derived one", async () => {

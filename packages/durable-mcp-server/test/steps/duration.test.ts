@@ -11,6 +11,8 @@ describe("durations", () => {
     expect(toMilliseconds("1 day")).toBe(86_400_000);
     expect(toMilliseconds("1 month")).toBe(2_592_000_000);
     expect(toMilliseconds("1.5 minutes")).toBe(90_000);
+    expect(toMilliseconds("50 ms")).toBe(50);
+    expect(toMilliseconds("3 milliseconds")).toBe(3);
   });
 
   it("refuses what it cannot read", () => {
@@ -18,6 +20,7 @@ describe("durations", () => {
     expect(() => toMilliseconds(Number.NaN)).toThrow(RangeError);
     expect(() => toMilliseconds("soon" as never)).toThrow(/cannot read duration/);
     expect(() => toMilliseconds("5 fortnights" as never)).toThrow(/cannot read duration/);
+    expect(() => toMilliseconds("5 mss" as never)).toThrow(/cannot read duration/);
   });
 });
 

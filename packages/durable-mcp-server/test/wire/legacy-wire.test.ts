@@ -188,7 +188,8 @@ describe("2025-11-25 questions on tasks/result", () => {
   });
 
   it("refuses an answer that does not fit the question, and records nothing", async () => {
-    const task = await startTask("confirm", {});
+    const { session } = await initialize();
+    const task = await startTask("confirm", {}, { session });
     const response = await SELF.fetch(
       legacyRequest({ jsonrpc: "2.0", id: 5, method: "tasks/result", params: { taskId: task.taskId } }),
     );
@@ -200,6 +201,33 @@ describe("2025-11-25 questions on tasks/result", () => {
     expect(wrong.status).toBe(400);
     expect((await until(task.taskId, () => true)).status).toBe("input_required");
     await frames.return(undefined);
+  });
+});
+
+describe("2025-11-25 questions only where they can be answered", () => {
+  it("a task created without a session (declaring nothing) never asks: input_unavailable, never input_required", async () => {
+    const task = await startTask("confirm", {});
+    const seen: string[] = [];
+    const final = await until(task.taskId, (t) => {
+      seen.push(t.status);
+      return t.status !== "working";
+    });
+    expect(seen).not.toContain("input_required");
+    expect(final.status).toBe("completed");
+    const result = await readMessage(
+      await SELF.fetch(
+        legacyRequest({ jsonrpc: "2.0", id: 7, method: "tasks/result", params: { taskId: task.taskId } }),
+      ),
+    );
+    expect(result.result.isError).toBe(true);
+    expect(JSON.stringify(result.result)).toContain("input_unavailable");
+  });
+
+  it("a session that declared no elicitation gives its tasks no question either", async () => {
+    const { session } = await initialize("alice", { sampling: {} });
+    const task = await startTask("confirm", {}, { session });
+    const final = await until(task.taskId, (t) => t.status !== "working");
+    expect(final.status).toBe("completed");
   });
 });
 

@@ -1,5 +1,10 @@
 import { jsonRpcErrorResponse } from "../../errors/jsonrpc.js";
-import { ProtocolError, ProtocolErrorCode, type CallToolResult } from "@modelcontextprotocol/server";
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolResult,
+  type ClientCapabilities,
+} from "@modelcontextprotocol/server";
 import { isTaskIdShape, newTaskId, taskIdForKey } from "../../ids.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_STEP_RESULT_BYTES } from "../../limits.js";
 import type { RunnerClient } from "../../runner/runner-client.js";
@@ -111,9 +116,9 @@ async function callTool(
   const key = idempotencyKeyOf(request);
   const taskId = key === undefined ? newTaskId() : await taskIdForKey(ctx.principal, name, key);
   const toolTtl = tool.definition.ttlMs;
-  // TODO(issue-12 capabilities): the session's declared capabilities ride along for the field issue 12 item 2 adds
-  // to NewTask (the capabilities a task may ask questions of); until it merges the TaskRunner ignores them.
-  const spec: NewTask & { clientCapabilities: Record<string, unknown> } = {
+  // The session's declared capabilities decide which questions the task may ask (`{}` without a session: none); as
+  // the client sent them, and only the kinds of question are read from them (questionCapabilities).
+  const spec: NewTask = {
     taskId,
     principal: ctx.principal,
     tool: name,
@@ -121,7 +126,7 @@ async function callTool(
     ttlMs: ttl === undefined ? toolTtl : toolTtl === null ? ttl : Math.min(ttl, toolTtl),
     pollIntervalMs: tool.definition.pollIntervalMs,
     origin: new URL(request.url).origin,
-    clientCapabilities: capabilities,
+    clientCapabilities: capabilities as ClientCapabilities,
   };
   const created = await ctx.runners.create(spec);
   if (!created) {
