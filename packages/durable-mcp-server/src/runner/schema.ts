@@ -7,6 +7,7 @@ import { applyMigrations, schemaVersion, type Migration } from "../storage/migra
  * 3: the origin the task was created at (the base of its file links). 4: when each step started (the timeline).
  * 5: the task's step-key salt and each `do` step's idempotency key, journaled at its first attempt.
  * 6: steps keyed by (name, occurrence), and the kinds of external events and patch markers (a rebuilt table).
+ * Then: each `do` step's attempts (start, end, error), the newest MAX_STEP_ATTEMPTS_KEPT per step (journal.ts).
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -75,6 +76,19 @@ const MIGRATIONS: readonly Migration[] = [
    DROP TABLE steps;
    ALTER TABLE steps_v6 RENAME TO steps;
    CREATE INDEX steps_waiting ON steps (wake_at) WHERE state = 'waiting';`,
+  // Per-attempt history for the run view. A row per kept attempt: `slot` is (n - 1) % MAX_STEP_ATTEMPTS_KEPT, so a
+  // new attempt replaces the oldest kept one in the same single statement and a step never holds more rows than
+  // that. Steps journaled before this have no history: their attempts were counted, never timed.
+  `CREATE TABLE step_attempts (
+     name TEXT NOT NULL,
+     occurrence INTEGER NOT NULL,
+     slot INTEGER NOT NULL,
+     n INTEGER NOT NULL CHECK (n >= 1),
+     started_at INTEGER NOT NULL,
+     ended_at INTEGER,
+     error TEXT,
+     PRIMARY KEY (name, occurrence, slot)
+   ) WITHOUT ROWID;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -52,7 +52,7 @@ describe("schema migrations", () => {
         .toArray().length,
     }));
     expect(after).toEqual({ version: SCHEMA_VERSION, index: 1 });
-    expect(SCHEMA_VERSION).toBe(6);
+    expect(SCHEMA_VERSION).toBe(7);
     const record = await runInDurableObject(stub, (_, state) => new TaskStore(state.storage.sql).read());
     expect(record).toMatchObject({ taskId, status: "completed", origin: null });
     expect(record?.stepKeySalt).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -298,7 +298,7 @@ describe("schema 6: steps keyed by (name, occurrence)", () => {
         leftovers: sql.exec("SELECT name FROM sqlite_master WHERE name LIKE 'steps_v%'").toArray(),
       };
     });
-    expect(shape.version).toBe(6);
+    expect(shape.version).toBe(SCHEMA_VERSION);
     expect(shape.duplicate).toMatch(/UNIQUE constraint failed/);
     expect(shape.badKind).toMatch(/CHECK constraint failed/);
     expect(shape.rows.map((row) => [row.name, row.occurrence])).toEqual([
