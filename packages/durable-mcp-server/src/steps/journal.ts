@@ -63,6 +63,8 @@ export interface StepTimelineEntry {
    * from before the history existed, so `attempts` (the count) may be larger than this list is long.
    */
   attemptHistory?: AttemptHistoryEntry[];
+  /** Bytes of the journaled result (a `do` result or an input answer) when kept in SQLite; null otherwise. */
+  resultBytes?: number | null;
 }
 
 /** One attempt of a `do` step: when it started and ended (null while it runs, or if it was interrupted). */
@@ -88,6 +90,9 @@ interface StepRow extends Record<string, SqlStorageValue> {
   request: string | null;
   idempotency_key: string | null;
 }
+
+/** How the engine marks a result spilled to R2 (engine.ts `SPILLED`): the row holds the key, not the value. */
+const SPILLED_PREFIX = "@r2:";
 
 const STEP_COLUMNS = "name, occurrence, kind, state, attempts, result, error, wake_at, request, idempotency_key";
 
@@ -172,8 +177,12 @@ export class StepJournal {
         attempts: number;
         started_at: number | null;
         updated_at: number;
+        result_bytes: number | null;
       }>(
-        `SELECT name, occurrence, kind, state, attempts, started_at, updated_at FROM
+        // A spilled result (its R2 key in the row) has no size here: null.
+        `SELECT name, occurrence, kind, state, attempts, started_at, updated_at,
+           CASE WHEN result IS NULL OR result LIKE '${SPILLED_PREFIX}%' THEN NULL
+             ELSE LENGTH(CAST(result AS BLOB)) END AS result_bytes FROM
            (SELECT * FROM steps ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
         limit,
       )
@@ -190,6 +199,7 @@ export class StepJournal {
         startedAt: row.started_at === null ? null : new Date(row.started_at).toISOString(),
         updatedAt: new Date(row.updated_at).toISOString(),
         durationMs: row.started_at === null ? null : row.updated_at - row.started_at,
+        resultBytes: row.result_bytes,
         ...(row.kind === "do" ? { attemptHistory: history.get(`${row.occurrence}:${row.name}`) ?? [] } : {}),
       })),
     };

@@ -23,7 +23,8 @@ describe("step attempt history", () => {
     const started = await startTask("flaky", { failures: 2, limit: 3, delayMs: 40, backoff: "exponential" });
     await waitForTask(started, isFinal);
     const [step] = await stepsOf(started);
-    expect(step).toMatchObject({ name: "flaky", kind: "do", state: "done", attempts: 3 });
+    // "ok after 3" as JSON: 12 bytes.
+    expect(step).toMatchObject({ name: "flaky", kind: "do", state: "done", attempts: 3, resultBytes: 12 });
     const history = step!.attemptHistory!;
     expect(history.map((a) => [a.n, a.error])).toEqual([
       [1, { name: "Error", message: "boom 1" }],
