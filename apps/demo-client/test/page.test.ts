@@ -214,7 +214,7 @@ describe("the task page", () => {
     await page.getByTestId("rpc-log-section").locator("summary").first().click();
     await page.getByTestId("rpc-log").waitFor(WAIT);
     await expect.poll(() => statusOf(reportId), WAIT).toBe("completed");
-    expect(await page.getByTestId("rpc-log").textContent()).toContain('"method":"tasks/update"');
+    expect(await page.getByTestId("rpc-log").textContent()).toContain('"method": "tasks/update"');
   });
 
   it("keeps the tasks list across a reload; the agent supplies their state", async () => {

@@ -46,8 +46,8 @@ function LogItem({ entry }: { entry: LogEntry }) {
     <li className={`log-entry log-${outcome}`}>
       <details>
         <summary className="small">
-          <span className="log-method">{entry.request.method}</span> · {entry.at} · POST {entry.url}
-          {entry.inProcess ? " (in-process)" : ""} · {entry.request.method}
+          {entry.at} · POST {entry.url}
+          {entry.inProcess ? " (in-process)" : ""} · <span className="log-method">{entry.request.method}</span>
           {entry.httpStatus !== undefined ? ` · HTTP ${entry.httpStatus}` : ""}
           {outcome !== "ok" && <span className="error-text"> · {outcome}</span>}
         </summary>
