@@ -26,6 +26,7 @@ export function describe(error: unknown, url: string, what: string): Problem {
       return {
         message: `${url} refused ${what}: it needs a bearer token, and the agent has none it accepts (HTTP 401).`,
         next: "Enter the server's token in the token field and connect again (docs/deploy.md, AUTH_TOKENS).",
+        needsToken: true,
       };
     }
     if (error.kind === "not-mcp") {

@@ -75,14 +75,29 @@ export function taskSupport(tool: ToolInfo): string | undefined {
 /** Asked for in a `tasks/get`'s `_meta`, durable-mcp-server answers with the task's step timeline under it. */
 export const STEPS_META = "durable-mcp-server/steps";
 
+/** One attempt of a `do` step as the server timed it (`endedAt` null while running or when it was cut short). */
+export interface TimelineAttempt {
+  n: number;
+  startedAt: string;
+  endedAt: string | null;
+  error?: { name: string; message: string };
+}
+
 export interface TimelineStep {
   name: string;
-  kind: "do" | "sleep" | "input" | "event" | "webhook" | "patch";
+  /** Which use of the name this is (from 1); absent from older servers. */
+  occurrence?: number;
+  /** "do", "sleep", "input" today; "event", "webhook", "patch" or others from newer servers: shown generically. */
+  kind: string;
   state: "running" | "waiting" | "done" | "failed";
   attempts: number;
   startedAt: string | null;
   updatedAt: string;
   durationMs: number | null;
+  /** A `do` step's attempts, timed (newest 20); absent from servers without the history. */
+  attemptHistory?: TimelineAttempt[];
+  /** Bytes of the journaled result, when the server kept it in its journal. */
+  resultBytes?: number | null;
 }
 
 /** The step timeline a task snapshot carries, if its server sent one. */

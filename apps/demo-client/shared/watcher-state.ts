@@ -22,6 +22,8 @@ export interface SessionInfo {
 export interface Problem {
   message: string;
   next: string;
+  /** The server answered 401: the page asks for a bearer token. */
+  needsToken?: boolean;
 }
 
 export type Connection =

@@ -85,13 +85,16 @@ describe("the page's agent", () => {
       "Exported 400 contacts to contacts-archive/contacts.csv.",
     );
     // The tasks/get that saw it completed was the agent's, made while the page was closed.
+    await page.getByTestId("rpc-log-section").locator("summary").first().click();
     const log = page.getByTestId("rpc-log");
     await log.waitFor(WAIT);
-    const polls = await log
-      .locator("li")
-      .evaluateAll((items) =>
-        items.map((item) => ({ head: item.querySelector("div")?.textContent ?? "", text: item.textContent ?? "" })),
-      );
+    const polls = await log.locator("li").evaluateAll((items) =>
+      // The entry's summary line; its pretty-printed JSON compared without the whitespace.
+      items.map((item) => ({
+        head: item.querySelector("summary")?.textContent ?? "",
+        text: (item.textContent ?? "").replace(/\n\s*/g, "").replace(/": /g, '":'),
+      })),
+    );
     const final = polls.find(
       (entry) => entry.head.includes("tasks/get") && entry.text.includes('"status":"completed"'),
     );

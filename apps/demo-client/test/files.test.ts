@@ -167,24 +167,25 @@ describe("files in the task page", () => {
 
     // The task's log shows the download URL the page asked for.
     await task.getByRole("link", { name: "details and JSON-RPC log" }).click();
+    await page.getByTestId("rpc-log-section").locator("summary").first().click();
     await page.getByTestId("rpc-log").waitFor(WAIT);
-    expect(await page.getByTestId("rpc-log").textContent()).toContain('"name":"file_download_url"');
-    // The step timeline, as the server journaled it: the flaky statistics step took two attempts.
-    const timeline = page.getByTestId("step-timeline");
+    expect(await page.getByTestId("rpc-log").textContent()).toContain('"name": "file_download_url"');
+    // The step waterfall, as the server journaled it: the flaky statistics step took two attempts.
+    const timeline = page.getByTestId("waterfall");
     await timeline.waitFor(WAIT);
-    const rows = timeline.locator("tbody tr");
-    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-step")))).toEqual([
+    const rows = timeline.getByTestId("step-row");
+    expect(await rows.evaluateAll((els) => els.map((el) => el.getAttribute("data-step")))).toEqual([
       "profile",
       "choose column",
       "compute statistics",
       "rate limit pause",
       "render",
     ]);
-    const stats = timeline.locator('tr[data-step="compute statistics"]');
+    const stats = timeline.locator('[data-step="compute statistics"]');
     expect(await stats.getAttribute("data-attempts")).toBe("2");
     expect(await stats.getAttribute("data-state")).toBe("done");
-    expect(await timeline.locator('tr[data-state="done"]').count()).toBe(5);
-    expect(await timeline.locator('tr[data-step="rate limit pause"] td').nth(1).textContent()).toBe("sleep");
+    expect(await timeline.locator('[data-testid="step-row"][data-state="done"]').count()).toBe(5);
+    expect(await timeline.locator('[data-step="rate limit pause"]').getAttribute("data-kind")).toBe("sleep");
     await page.screenshot({ path: join(screenshots, "10-timeline.png"), fullPage: true });
     await page.goBack();
     await page.getByTestId("task-card").waitFor(WAIT);

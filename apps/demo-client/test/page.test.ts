@@ -88,6 +88,8 @@ describe("the task page", () => {
     await page.goto(`${origin}/`);
     await expect.poll(() => page.locator("h1").textContent()).toContain("durable-mcp-server");
     expect(await page.locator("#server-url").inputValue()).toBe(`${origin}/mcp`);
+    // The page connects to its own (open, loopback) server by itself: no Connect press.
+    await expect.poll(() => page.getByTestId("connected").textContent(), WAIT).toContain("task-server 1.0.0");
 
     // Nothing listens there.
     await connect("http://127.0.0.1:9/mcp");
@@ -186,9 +188,16 @@ describe("the task page", () => {
   it("shows a task's raw JSON-RPC log at /task/<id>, also after a reload", async () => {
     await card(reportId).getByRole("link", { name: "details and JSON-RPC log" }).click();
     await page.waitForURL(`${origin}/task/${reportId}`);
+    // The log starts collapsed; opened, each exchange is pretty-printed (compared here without the whitespace).
+    const section = page.getByTestId("rpc-log-section");
+    await section.waitFor(WAIT);
+    expect(await section.evaluate((el) => (el as HTMLDetailsElement).open)).toBe(false);
+    await section.locator("summary").first().click();
     const log = page.getByTestId("rpc-log");
     await log.waitFor(WAIT);
-    const text = (await log.textContent()) ?? "";
+    const raw = (await log.textContent()) ?? "";
+    expect(raw).toContain('"method": "tools/call"');
+    const text = raw.replace(/\n\s*/g, "").replace(/": /g, '":');
     expect(text).toContain('"method":"tools/call"');
     expect(text).toContain('"name":"send_report"');
     expect(text).toContain('"method":"tasks/get"');
@@ -202,9 +211,10 @@ describe("the task page", () => {
 
     // A reload of /task/<id> gets the page again (single-page fallback) with the same task and log.
     await page.reload();
+    await page.getByTestId("rpc-log-section").locator("summary").first().click();
     await page.getByTestId("rpc-log").waitFor(WAIT);
     await expect.poll(() => statusOf(reportId), WAIT).toBe("completed");
-    expect(await page.getByTestId("rpc-log").textContent()).toContain('"method":"tasks/update"');
+    expect(await page.getByTestId("rpc-log").textContent()).toContain('"method": "tasks/update"');
   });
 
   it("keeps the tasks list across a reload; the agent supplies their state", async () => {

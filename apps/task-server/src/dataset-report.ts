@@ -17,19 +17,26 @@ export function registerDatasetReport(server: McpServer): void {
     {
       title: "Dataset report",
       description:
-        "Profiles an uploaded CSV file, asks which numeric column to chart and in which format, and produces an SVG " +
-        "chart or a Markdown report as a downloadable file. Upload the CSV first (file_upload_url) and pass its handle.",
+        "Charts a column of an uploaded CSV: profiles it, asks which column and format, retries a flaky service, " +
+        "pauses durably, and writes an SVG chart or Markdown report you can download. Upload the CSV first.",
       inputSchema: z.object({
-        file: z.string().describe("Handle of the uploaded CSV (file_…)"),
-        title: z.string().min(1).max(120).default("Dataset report"),
-        flakyAttempts: z
+        file: z.string().meta({ title: "CSV file", description: "Handle of the uploaded CSV (file_…)." }),
+        title: z
+          .string()
+          .min(1)
+          .max(120)
+          .default("Dataset report")
+          .meta({ title: "Report title", description: "Up to 120 characters; also names the file." }),
+        flakyAttempts: z.number().int().min(0).max(3).default(1).meta({
+          title: "Simulated failures",
+          description: "0 to 3: how many times the statistics service fails before it answers (shows retries).",
+        }),
+        pauseSeconds: z
           .number()
-          .int()
           .min(0)
-          .max(3)
-          .default(1)
-          .describe("How many times the statistics service fails before it answers (shows retries)"),
-        pauseSeconds: z.number().min(0).max(3600).default(2).describe("Durable pause before rendering"),
+          .max(3600)
+          .default(2)
+          .meta({ title: "Pause (seconds)", description: "0 to 3600 s: a durable pause before rendering." }),
       }),
       pollInterval: "1 second",
       fallback: "handle",

@@ -26,18 +26,30 @@ const CONTACTS_PER_BATCH = 100;
 export const createServer = (_env: Env) => {
   const server = new McpServer({ name: "task-server", version: "1.0.0" });
 
-  server.registerTool("ping", { description: "Answers at once", inputSchema: z.object({}) }, async () => ({
-    content: [{ type: "text", text: "pong" }],
-  }));
+  server.registerTool(
+    "ping",
+    { title: "Ping", description: "Answers at once: checks that the server is up.", inputSchema: z.object({}) },
+    async () => ({
+      content: [{ type: "text", text: "pong" }],
+    }),
+  );
 
   server.registerTask(
     "send_report",
     {
-      description: "Renders a multi-page report, asks for confirmation, then sends it",
+      title: "Send a report",
+      description:
+        "Renders a report page by page, asks you to confirm, then sends it. Each page is a step that resumes " +
+        "after a crash or deploy.",
       inputSchema: z.object({
-        to: z.string().email(),
-        pages: z.number().int().min(1).max(50).default(5),
-        secondsPerPage: z.number().min(0).max(60).default(1),
+        to: z.string().email().meta({ title: "Recipient", description: "Email address the report goes to." }),
+        pages: z.number().int().min(1).max(50).default(5).meta({ title: "Pages", description: "1 to 50 pages." }),
+        secondsPerPage: z
+          .number()
+          .min(0)
+          .max(60)
+          .default(1)
+          .meta({ title: "Render time per page (seconds)", description: "0 to 60 s: how long each page takes." }),
       }),
       pollInterval: "1 second",
     },
@@ -118,11 +130,34 @@ export const createServer = (_env: Env) => {
   server.registerTask(
     "export_contacts",
     {
-      description: "Exports the contact list in batches and uploads the export to an archive bucket",
+      title: "Export contacts",
+      description:
+        "Exports the contact list in batches and uploads the export to an archive bucket. A bucket that does not " +
+        "exist fails the task with a repairable error.",
       inputSchema: z.object({
-        bucket: z.string().min(1),
-        batches: z.number().int().min(1).max(20).default(4),
-        secondsPerBatch: z.number().min(0).max(60).default(1),
+        // Not an enum on purpose: a wrong name shows the repairable error (unknown_bucket). `examples` lets the
+        // page offer the valid ones.
+        bucket: z
+          .string()
+          .min(1)
+          .meta({
+            title: "Archive bucket",
+            description: `Where the export goes: ${ARCHIVE_BUCKETS.join(" or ")}.`,
+            examples: ARCHIVE_BUCKETS,
+          }),
+        batches: z
+          .number()
+          .int()
+          .min(1)
+          .max(20)
+          .default(4)
+          .meta({ title: "Batches", description: `1 to 20 batches of ${CONTACTS_PER_BATCH} contacts.` }),
+        secondsPerBatch: z
+          .number()
+          .min(0)
+          .max(60)
+          .default(1)
+          .meta({ title: "Time per batch (seconds)", description: "0 to 60 s: how long each batch takes." }),
       }),
       pollInterval: "1 second",
       // Clients without the Tasks extension get the handle at once instead of waiting for the export.

@@ -12,8 +12,10 @@ const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 const out = process.argv[2] ?? mkdtempSync(join(tmpdir(), "durable-mcp-server-pack-"));
 const run = (command, args) => execFileSync(command, args, { cwd: packageRoot, encoding: "utf8", stdio: "pipe" });
 
-// pnpm (not npm) packs: it runs `prepack` (a fresh build into dist/) and writes the tarball's package.json as published.
-run("pnpm", ["pack", "--pack-destination", out]);
+// pnpm (not npm) packs, writing the tarball's package.json as published. Without `prepack` (which empties dist/
+// before rebuilding it): this runs in the lint target, beside suites that import the built dist/ at that moment,
+// and nx has built dist/ for it already (lint dependsOn build). install-check, which runs alone, packs with prepack.
+run("pnpm", ["pack", "--ignore-scripts", "--pack-destination", out]);
 const tarball = join(
   out,
   `durable-mcp-server-${JSON.parse(run("node", ["-p", "JSON.stringify(require('./package.json').version)"]))}.tgz`,

@@ -38,6 +38,8 @@ export const MAX_STEP_NAME_LENGTH = 256;
 export const REPLAY_QUIET_MS = 20;
 /** Step timeline entries a `tasks/get` returns under `STEPS_META` (the latest ones). */
 export const TIMELINE_LIMIT = 500;
+/** Attempts of one `do` step kept in its history (the newest; older ones are overwritten, the count stays exact). */
+export const MAX_STEP_ATTEMPTS_KEPT = 20;
 /** Runs in a row that fail outside the handler before the task ends `failed` (`runtime_error`). */
 export const MAX_RUN_FAILURES = 3;
 /** How long the testing seam waits for a run under way before it gives up. */

@@ -1,6 +1,8 @@
-// "1. Connect": pick one of the servers the agent may call (WATCHER_SERVERS), with a bearer token if it needs one,
-// and see what connecting found: the server and whether it offers the Tasks extension, or the problem and a next step.
-import { useState } from "react";
+// "Server": the page connects by itself to its own server (the Worker's /mcp, open on a loopback address); when a
+// server answers 401 it asks for a bearer token; "another server" offers only those the agent may call
+// (WATCHER_SERVERS). What connecting found is shown: the server and whether it offers the Tasks extension, or the
+// problem and a next step.
+import { useEffect, useRef, useState } from "react";
 import { errorText, TASKS_EXTENSION } from "../../shared/mcp.ts";
 import type { Connection } from "../../shared/watcher-state.ts";
 import { callWatcher, useWatcherState } from "../watcher.ts";
@@ -8,17 +10,19 @@ import { callWatcher, useWatcherState } from "../watcher.ts";
 const defaultServer = () => `${location.origin}/mcp`;
 
 export function ConnectPanel() {
-  const { state, session } = useWatcherState();
+  const { state, session, online } = useWatcherState();
   const { connection } = state;
   const { servers } = session;
   // The choice follows the agent's server URL until another is picked. Only the servers WATCHER_SERVERS lists are
   // offered: the agent refuses any other.
   const [edited, setEdited] = useState<string | undefined>();
   const known = state.serverUrl !== undefined && servers.includes(state.serverUrl) ? state.serverUrl : undefined;
-  const url = edited ?? known ?? servers[0] ?? "";
   const own = servers.includes(defaultServer()) ? defaultServer() : undefined;
+  const url = edited ?? known ?? own ?? servers[0] ?? "";
   const [token, setToken] = useState("");
   const [problem, setProblem] = useState<string | undefined>();
+  const tokenInput = useRef<HTMLInputElement>(null);
+  const needsToken = connection.state === "failed" && connection.problem.needsToken === true;
 
   const connect = async (target: string) => {
     setEdited(target);
@@ -33,37 +37,45 @@ export function ConnectPanel() {
     }
   };
 
+  // Connect by itself, once per page load, to the page's own server when the agent is connected to nothing yet
+  // (a fresh session): a person should not have to press Connect for the server the page came from.
+  const autoConnected = useRef(false);
+  const { synced } = state;
+  useEffect(() => {
+    if (autoConnected.current || !synced || !online || own === undefined || connection.state !== "idle") return;
+    autoConnected.current = true;
+    void connect(own);
+  }, [synced, online, own, connection.state]);
+
+  // A 401 asks for the token: the field takes focus.
+  useEffect(() => {
+    if (needsToken) tokenInput.current?.focus();
+  }, [needsToken]);
+
+  const showToken = needsToken || state.hasToken || (own !== undefined && url !== own);
+
   return (
-    <section className="panel">
-      <h2>1. Connect</h2>
-      <form
-        className="connect"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void connect(url.trim());
-        }}
-      >
-        <label htmlFor="server-url">MCP server</label>
-        <select id="server-url" value={url} onChange={(e) => setEdited(e.target.value)}>
-          {servers.map((server) => (
-            <option key={server} value={server}>
-              {server}
-            </option>
-          ))}
-        </select>
-        <label htmlFor="server-token">Bearer token</label>
-        <input
-          id="server-token"
-          type="password"
-          autoComplete="off"
-          value={token}
-          onChange={(e) => setToken(e.target.value)}
-          placeholder={state.hasToken ? "kept by the agent for this URL" : "only for a server with AUTH_TOKENS"}
-        />
-        <button type="submit" disabled={connection.state === "connecting" || !url}>
-          {connection.state === "connecting" ? "Connecting…" : "Connect"}
-        </button>
-      </form>
+    <section className="panel" aria-labelledby="server-heading">
+      <h2 id="server-heading">Server</h2>
+      {connection.state === "idle" && (
+        <p className="muted" data-testid="connecting">
+          {own !== undefined ? "Connecting to this page's own server…" : "Pick a server to connect to."}
+        </p>
+      )}
+      {connection.state === "connecting" && (
+        <p className="muted" role="status" data-testid="connecting">
+          Connecting to <code>{connection.url}</code>…
+        </p>
+      )}
+      {connection.state === "connected" && (
+        <p data-testid="connected" className={online ? "connected" : "connected stale"}>
+          <span className={online ? "dot dot-ok" : "dot dot-stale"} aria-hidden="true" />
+          {online ? "Connected to " : "Last connected to "}
+          <strong>{connection.server}</strong> at <code>{connection.url}</code>
+          {connection.tasks ? " (Tasks extension: yes)." : "."}
+          {!online && " The page's agent is reconnecting; what you see may be out of date."}
+        </p>
+      )}
       {problem && (
         <p className="error" role="alert">
           {problem}
@@ -85,12 +97,44 @@ export function ConnectPanel() {
           </div>
         </div>
       )}
-      {connection.state === "connected" && (
-        <p data-testid="connected">
-          Connected to <strong>{connection.server}</strong> at <code>{connection.url}</code>
-          {connection.tasks ? " (Tasks extension: yes)." : "."}
-        </p>
-      )}
+      <form
+        className="connect"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void connect(url.trim());
+        }}
+      >
+        <div className="field">
+          <label htmlFor="server-url">{servers.length > 1 ? "Server (or another allowed one)" : "Server"}</label>
+          <select id="server-url" value={url} onChange={(e) => setEdited(e.target.value)}>
+            {servers.map((server) => (
+              <option key={server} value={server}>
+                {server === own ? `${server} (this page's own)` : server}
+              </option>
+            ))}
+          </select>
+        </div>
+        {showToken && (
+          <div className="field">
+            <label htmlFor="server-token">Bearer token{needsToken ? " (this server requires one)" : ""}</label>
+            <input
+              id="server-token"
+              ref={tokenInput}
+              type="password"
+              autoComplete="off"
+              value={token}
+              onChange={(e) => setToken(e.target.value)}
+              placeholder={state.hasToken ? "kept by the agent for this URL" : "the server's token (AUTH_TOKENS)"}
+            />
+          </div>
+        )}
+        <button type="submit" className="primary" disabled={connection.state === "connecting" || !url}>
+          {connection.state === "connecting" ? "Connecting…" : "Connect"}
+        </button>
+      </form>
+      <p className="muted small">
+        Only the servers this deployment allows are offered (WATCHER_SERVERS); the page's agent refuses any other.
+      </p>
       {connection.state === "connected" && !connection.tasks && (
         <div className="warning" role="alert" data-testid="no-tasks">
           <p>

@@ -2,14 +2,14 @@
 import type { MouseEvent, ReactNode } from "react";
 import type { Go } from "../routes.ts";
 
-export function Link({ to, go, children }: { to: string; go: Go; children: ReactNode }) {
+export function Link({ to, go, children, className }: { to: string; go: Go; children: ReactNode; className?: string }) {
   const click = (event: MouseEvent) => {
     if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
     event.preventDefault();
     go(to);
   };
   return (
-    <a href={to} onClick={click}>
+    <a href={to} onClick={click} className={className}>
       {children}
     </a>
   );

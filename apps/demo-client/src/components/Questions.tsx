@@ -76,6 +76,10 @@ function Question({ taskId, inputKey, request }: { taskId: string; inputKey: str
           </>
         }
       />
+      <p className="muted small help">
+        Send answer: the task goes on with it. Decline: you say no (the task decides what that means). Dismiss: you
+        leave the question unanswered and the task is told so.
+      </p>
       {problem && <p className="error">{problem}</p>}
     </div>
   );

@@ -66,6 +66,7 @@ export function SchemaForm({ schema, idPrefix, submitLabel, onSubmit, busy, extr
         const id = `${idPrefix}-${name}`;
         const type = typeOf(field);
         const choices = choicesOf(field);
+        const suggestions = Array.isArray(field.examples) ? field.examples.map(String) : undefined;
         const label = `${field.title ?? name}${required.has(name) ? " *" : ""}`;
         const set = (value: string | boolean) => setValues((current) => ({ ...current, [name]: value }));
         let input: ReactNode;
@@ -115,14 +116,32 @@ export function SchemaForm({ schema, idPrefix, submitLabel, onSubmit, busy, extr
               value={String(values[name] ?? "")}
               onChange={(e) => set(e.target.value)}
               aria-invalid={errors[name] ? true : undefined}
+              aria-describedby={field.description ? `${id}-help` : undefined}
+              list={suggestions ? `${id}-examples` : undefined}
             />
           );
+          if (suggestions) {
+            input = (
+              <>
+                {input}
+                <datalist id={`${id}-examples`}>
+                  {suggestions.map((value) => (
+                    <option key={value} value={value} />
+                  ))}
+                </datalist>
+              </>
+            );
+          }
         }
         return (
           <div className={`field field-${type}`} key={name}>
             <label htmlFor={id}>{label}</label>
             {input}
-            {field.description && <small className="muted">{field.description}</small>}
+            {field.description && (
+              <small className="muted" id={`${id}-help`}>
+                {field.description}
+              </small>
+            )}
             {errors[name] && (
               <small className="field-error" role="alert">
                 {name} {errors[name]}

@@ -1,27 +1,47 @@
-// One task as the agent last heard of it: tool, id, arguments, status and message, progress, its questions, its
-// outcome, and cancel/remove; \`full\` on the task's own page (no link to it).
-import { useState } from "react";
+// One task as the agent last heard of it: tool, id, arguments, a status that tells the truth (an `isError` result
+// is a failure, with whether the tool or the protocol failed), duration, retries, status message, progress, its
+// questions, its outcome, and its actions with a line of help each; stale while the page's agent reconnects.
+// `full` on the task's own page (no link to it).
+import { useEffect, useState } from "react";
 import { errorText, FINAL_STATUSES, progressOf } from "../../shared/mcp.ts";
+import { durationOf, formatDuration, outcomeOf, retriesOfSnapshot, type Outcome } from "../../shared/outcome.ts";
 import type { TaskView } from "../../shared/watcher-state.ts";
 import { taskPath, type Go } from "../routes.ts";
-import { callWatcher } from "../watcher.ts";
+import { callWatcher, useWatcherState } from "../watcher.ts";
 import { Link } from "./Link.tsx";
 import { InputRequests } from "./Questions.tsx";
 import { TaskOutcome } from "./TaskOutcome.tsx";
 
-function statusLabel(view: TaskView): string {
+function statusLabel(view: TaskView, outcome: Outcome): string {
   const status = view.snapshot?.status ?? "unknown";
   if (view.record.cancelRequested && !FINAL_STATUSES.has(status)) return "cancellation requested";
-  return status.replace("_", " ");
+  return outcome.state.replace("_", " ");
+}
+
+/** Re-renders every `ms` while `live`: a running task's duration counts up. */
+export function useNow(live: boolean, ms = 1000): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!live) return;
+    const timer = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(timer);
+  }, [live, ms]);
+  return now;
 }
 
 export function TaskCard({ view, go, full }: { view: TaskView; go: Go; full?: boolean }) {
   const { record, snapshot } = view;
+  const { online } = useWatcherState();
   const [problem, setProblem] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const status = snapshot?.status;
   const final = status !== undefined && FINAL_STATUSES.has(status);
-  const progress = snapshot ? progressOf(snapshot) : undefined;
+  const outcome = outcomeOf(snapshot);
+  const progress = snapshot && !final ? progressOf(snapshot) : undefined;
+  const now = useNow(!final && online);
+  const duration = durationOf(snapshot, now);
+  const retries = retriesOfSnapshot(snapshot);
+  const stale = !online && !final;
 
   const cancel = async () => {
     setBusy(true);
@@ -36,25 +56,51 @@ export function TaskCard({ view, go, full }: { view: TaskView; go: Go; full?: bo
   };
 
   return (
-    <article className={`task status-${status ?? "unknown"}`} data-testid="task-card" data-task-id={record.taskId}>
+    <article
+      className={`task state-${outcome.state}${stale ? " stale" : ""}`}
+      data-testid="task-card"
+      data-task-id={record.taskId}
+      data-state={outcome.state}
+      aria-label={`${record.tool} task, ${statusLabel(view, outcome)}`}
+    >
       <div className="task-head">
-        <strong>{record.tool}</strong>
-        <span className="status" data-testid="task-status">
-          {statusLabel(view)}
+        <strong className="task-tool">{record.tool}</strong>
+        <span className={`status-badge badge-${outcome.state}`} data-testid="task-status">
+          {statusLabel(view, outcome)}
         </span>
+        {outcome.detail && (
+          <span className="muted small" data-testid="task-failure">
+            {outcome.detail}
+          </span>
+        )}
         {!full && (
-          <Link to={taskPath(record.taskId)} go={go}>
-            details and JSON-RPC log
+          <Link to={taskPath(record.taskId)} go={go} className="task-link">
+            Run view · details and JSON-RPC log →
           </Link>
         )}
       </div>
-      <div className="muted small">
-        <code>{record.taskId}</code> · started {new Date(record.startedAt).toLocaleTimeString()} ·{" "}
+      <div className="task-facts small">
+        {duration !== undefined && (
+          <span data-testid="task-duration">
+            {final ? "took" : "running for"} {formatDuration(duration)}
+          </span>
+        )}
+        {retries.length > 0 && <span data-testid="task-retries">{retries.join(", ")}</span>}
+        <span className="muted">
+          started {new Date(record.startedAt).toLocaleTimeString()} · <code className="id">{record.taskId}</code>
+        </span>
+      </div>
+      <div className="muted small args">
         <code>{JSON.stringify(record.arguments)}</code>
       </div>
-      {snapshot?.statusMessage && <p data-testid="task-message">{snapshot.statusMessage}</p>}
+      {stale && (
+        <p className="warning small" data-testid="task-stale">
+          Not live: the page's agent is reconnecting. This is the last state it reported.
+        </p>
+      )}
+      {snapshot?.statusMessage && !final && <p data-testid="task-message">{snapshot.statusMessage}</p>}
       {progress !== undefined && (
-        <progress data-testid="task-progress" max={1} value={progress}>
+        <progress data-testid="task-progress" max={1} value={progress} aria-label="progress">
           {Math.round(progress * 100)}%
         </progress>
       )}
@@ -71,27 +117,34 @@ export function TaskCard({ view, go, full }: { view: TaskView; go: Go; full?: bo
           Could not check on the task: {view.pollError} Retrying in a few seconds.
         </p>
       )}
-      {status === "input_required" && snapshot?.inputRequests && (
+      {status === "input_required" && snapshot?.inputRequests && !stale && (
         <InputRequests taskId={record.taskId} requests={snapshot.inputRequests} />
       )}
       {final && snapshot && <TaskOutcome snapshot={snapshot} record={record} />}
       {!final && !view.gone && (
-        <div className="buttons">
+        <div className="action">
           <button
             type="button"
+            className="danger"
             onClick={() => void cancel()}
-            disabled={busy || record.cancelRequested}
+            disabled={busy || record.cancelRequested || stale}
             data-testid="cancel"
           >
             {record.cancelRequested ? "Cancellation requested" : "Cancel task"}
           </button>
+          <span className="muted small">
+            {stale
+              ? "Available again once the agent is back."
+              : "Stops the task at its next step; steps already done stay done."}
+          </span>
         </div>
       )}
       {final && (
-        <div className="buttons">
+        <div className="action">
           <button type="button" className="link" onClick={() => void callWatcher("remove", [record.taskId])}>
             Remove from this list
           </button>
+          <span className="muted small">Forgets it on this page; the server keeps it until its TTL.</span>
         </div>
       )}
       {problem && <p className="error">{problem}</p>}

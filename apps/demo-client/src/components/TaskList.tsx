@@ -9,7 +9,9 @@ export function TaskList({ go, heading }: { go: Go; heading: string }) {
     <section className="panel">
       <h2>{heading}</h2>
       {tasks.length === 0 && (
-        <p className="muted">None yet. This page's agent keeps them, and follows them while no page is open.</p>
+        <p className="muted">
+          None yet: start one above. This page's agent keeps them, and follows them while no page is open.
+        </p>
       )}
       <div className="tasks">
         {tasks.map((view) => (

@@ -21,7 +21,9 @@ export function TaskOutcome({ snapshot, record }: { snapshot: TaskSnapshot; reco
     <>
       <div className={result?.isError === true ? "error" : "ok"} data-testid="task-result">
         <p>{text || JSON.stringify(result ?? {})}</p>
-        {envelope && typeof envelope.recoveryHint === "string" && <p>Next: {envelope.recoveryHint}</p>}
+        {envelope && typeof envelope.recoveryHint === "string" && !text.includes(envelope.recoveryHint) && (
+          <p>Next: {envelope.recoveryHint}</p>
+        )}
       </div>
       <FileDownloads links={fileLinksOf(result)} serverUrl={record.serverUrl} taskId={record.taskId} />
     </>

@@ -9,6 +9,8 @@ export type FieldSchema = {
   description?: string;
   default?: Json;
   enum?: Json[];
+  /** Suggested values (not a restriction): the form offers them beside free text. */
+  examples?: Json[];
   oneOf?: { const?: Json; title?: string }[];
   minimum?: number;
   maximum?: number;

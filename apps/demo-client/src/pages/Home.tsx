@@ -17,14 +17,13 @@ export function Home({ go }: { go: Go }) {
       : undefined;
   // The upload panel shows for a server with file tools, and for uploads of earlier visits (one a reload interrupted).
   const showFiles = filesServer !== undefined || uploadRecords.length > 0;
-  const numbered = (n: number, title: string) => `${showFiles ? n + 1 : n}. ${title}`;
 
   return (
     <>
       <ConnectPanel />
-      {showFiles && <UploadPanel heading="2. Upload a file" serverUrl={filesServer} />}
-      {connection.state === "connected" && <Tools connection={connection} heading={numbered(2, "Start a tool")} />}
-      <TaskList go={go} heading={numbered(3, "Tasks this session's agent started")} />
+      {showFiles && <UploadPanel heading="Upload a file" serverUrl={filesServer} />}
+      {connection.state === "connected" && <Tools connection={connection} heading="Start a task" />}
+      <TaskList go={go} heading="Your tasks" />
     </>
   );
 }

@@ -1,4 +1,5 @@
-// One task's page: its card, its step timeline and its raw JSON-RPC log.
+// One task's run view: its state, duration and actions (the card), the waterfall of its steps, and its raw
+// JSON-RPC log (collapsed).
 import { Link } from "../components/Link.tsx";
 import { RpcLog } from "../components/RpcLog.tsx";
 import { StepTimeline } from "../components/StepTimeline.tsx";
@@ -34,7 +35,7 @@ export function TaskPage({ taskId, go }: { taskId: string; go: Go }) {
         </Link>
       </p>
       <section className="panel">
-        <h2>Task {taskId}</h2>
+        <h2>Run of {view.record.tool}</h2>
         <TaskCard view={view} go={go} full />
       </section>
       <StepTimeline view={view} />

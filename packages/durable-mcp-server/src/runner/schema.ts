@@ -9,6 +9,7 @@ import { applyMigrations, schemaVersion, type Migration } from "../storage/migra
  * 6: steps keyed by (name, occurrence), and the kinds of external events and patch markers (a rebuilt table).
  * 7: the event inbox (events sent before a wait took them) and the answers of delivered webhooks.
  * 8: the client capabilities the creating request declared (the questions it may ask).
+ * 9: each `do` step's attempts (start, end, error), the newest MAX_STEP_ATTEMPTS_KEPT per step (journal.ts).
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -97,6 +98,19 @@ const MIGRATIONS: readonly Migration[] = [
   // The client capabilities of the creating request, as JSON. An existing task gets NULL, which lets it ask any
   // kind of question, as it could when it was created.
   `ALTER TABLE task ADD COLUMN client_capabilities TEXT;`,
+  // Per-attempt history for the run view. A row per kept attempt: `slot` is (n - 1) % MAX_STEP_ATTEMPTS_KEPT, so a
+  // new attempt replaces the oldest kept one in the same single statement and a step never holds more rows than
+  // that. Steps journaled before this have no history: their attempts were counted, never timed.
+  `CREATE TABLE step_attempts (
+     name TEXT NOT NULL,
+     occurrence INTEGER NOT NULL,
+     slot INTEGER NOT NULL,
+     n INTEGER NOT NULL CHECK (n >= 1),
+     started_at INTEGER NOT NULL,
+     ended_at INTEGER,
+     error TEXT,
+     PRIMARY KEY (name, occurrence, slot)
+   ) WITHOUT ROWID;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

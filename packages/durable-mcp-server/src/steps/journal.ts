@@ -1,3 +1,5 @@
+import { MAX_STEP_ATTEMPTS_KEPT } from "../limits.js";
+
 /** One row of the step journal: the durable memory of what a task's handler has already done. */
 export interface StepRecord {
   name: string;
@@ -56,6 +58,22 @@ export interface StepTimelineEntry {
   updatedAt: string;
   /** Until the last change: for a finished step, how long it took; for a live one, so far. */
   durationMs: number | null;
+  /**
+   * A `do` step's attempts as they were timed, oldest first: at most MAX_STEP_ATTEMPTS_KEPT (the newest), and none
+   * from before the history existed, so `attempts` (the count) may be larger than this list is long.
+   */
+  attemptHistory?: AttemptHistoryEntry[];
+  /** Bytes of the journaled result (a `do` result or an input answer) when kept in SQLite; null otherwise. */
+  resultBytes?: number | null;
+}
+
+/** One attempt of a `do` step: when it started and ended (null while it runs, or if it was interrupted). */
+export interface AttemptHistoryEntry {
+  n: number;
+  startedAt: string;
+  endedAt: string | null;
+  /** Why the attempt failed (the thrown error's name and message). */
+  error?: { name: string; message: string };
 }
 /** running: an attempt started; waiting: a retry, sleep or input is pending; done / failed: final. */
 export type StepState = "running" | "waiting" | "done" | "failed";
@@ -72,6 +90,9 @@ interface StepRow extends Record<string, SqlStorageValue> {
   request: string | null;
   idempotency_key: string | null;
 }
+
+/** How the engine marks a result spilled to R2 (engine.ts `SPILLED`): the row holds the key, not the value. */
+const SPILLED_PREFIX = "@r2:";
 
 const STEP_COLUMNS = "name, occurrence, kind, state, attempts, result, error, wake_at, request, idempotency_key";
 
@@ -109,6 +130,36 @@ export class StepJournal {
       now,
       record.idempotencyKey ?? null,
     );
+    if (record.kind === "do" && record.attempts > 0) this.writeAttempt(record, now);
+  }
+
+  /**
+   * A `do` step's attempt history, kept beside the row the engine just wrote (same synchronous call, hence the same
+   * implicit transaction): "running" starts attempt `attempts`, in the slot of the oldest kept one; any other state
+   * ends it, with the error when it failed. One statement either way.
+   */
+  private writeAttempt(record: StepRecord, now: number): void {
+    if (record.state === "running") {
+      this.sql.exec(
+        `INSERT OR REPLACE INTO step_attempts (name, occurrence, slot, n, started_at, ended_at, error)
+         VALUES (?, ?, ?, ?, ?, NULL, NULL)`,
+        record.name,
+        record.occurrence,
+        (record.attempts - 1) % MAX_STEP_ATTEMPTS_KEPT,
+        record.attempts,
+        now,
+      );
+    } else {
+      this.sql.exec(
+        `UPDATE step_attempts SET ended_at = ?, error = ?
+         WHERE name = ? AND occurrence = ? AND n = ? AND ended_at IS NULL`,
+        now,
+        record.state === "done" ? null : record.error,
+        record.name,
+        record.occurrence,
+        record.attempts,
+      );
+    }
   }
 
   /**
@@ -126,13 +177,20 @@ export class StepJournal {
         attempts: number;
         started_at: number | null;
         updated_at: number;
+        result_bytes: number | null;
       }>(
-        `SELECT name, occurrence, kind, state, attempts, started_at, updated_at FROM
+        // A spilled result (its R2 key in the row) has no size here: null.
+        `SELECT name, occurrence, kind, state, attempts, started_at, updated_at,
+           CASE WHEN result IS NULL OR result LIKE '${SPILLED_PREFIX}%' THEN NULL
+             ELSE LENGTH(CAST(result AS BLOB)) END AS result_bytes FROM
            (SELECT * FROM steps ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
         limit,
       )
-      .toArray()
-      .map((row) => ({
+      .toArray();
+    const history = this.attemptsOf(limit);
+    return {
+      total,
+      steps: steps.map((row) => ({
         name: row.name,
         occurrence: row.occurrence,
         kind: row.kind as StepKind,
@@ -141,8 +199,44 @@ export class StepJournal {
         startedAt: row.started_at === null ? null : new Date(row.started_at).toISOString(),
         updatedAt: new Date(row.updated_at).toISOString(),
         durationMs: row.started_at === null ? null : row.updated_at - row.started_at,
-      }));
-    return { total, steps };
+        resultBytes: row.result_bytes,
+        ...(row.kind === "do" ? { attemptHistory: history.get(`${row.occurrence}:${row.name}`) ?? [] } : {}),
+      })),
+    };
+  }
+
+  /** The kept attempts of the last `limit` steps, by `occurrence:name`, oldest first: one query. */
+  private attemptsOf(limit: number): Map<string, AttemptHistoryEntry[]> {
+    const rows = this.sql
+      .exec<{
+        name: string;
+        occurrence: number;
+        n: number;
+        started_at: number;
+        ended_at: number | null;
+        error: string | null;
+      }>(
+        `SELECT a.name, a.occurrence, a.n, a.started_at, a.ended_at, a.error FROM step_attempts a
+           JOIN (SELECT name, occurrence FROM steps ORDER BY seq DESC LIMIT ?) s
+             ON s.name = a.name AND s.occurrence = a.occurrence
+         ORDER BY a.n`,
+        limit,
+      )
+      .toArray();
+    const byStep = new Map<string, AttemptHistoryEntry[]>();
+    for (const row of rows) {
+      const key = `${row.occurrence}:${row.name}`;
+      const attempt: AttemptHistoryEntry = {
+        n: row.n,
+        startedAt: new Date(row.started_at).toISOString(),
+        endedAt: row.ended_at === null ? null : new Date(row.ended_at).toISOString(),
+      };
+      if (row.error !== null) attempt.error = JSON.parse(row.error) as { name: string; message: string };
+      const list = byStep.get(key);
+      if (list) list.push(attempt);
+      else byStep.set(key, [attempt]);
+    }
+    return byStep;
   }
 
   /** Pending input requests, oldest first. */
