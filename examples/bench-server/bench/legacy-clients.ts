@@ -1,7 +1,8 @@
 // Real clients of the 2025-11-25 tasks wire against the bench server (`pnpm --filter bench-server test`, after the
 // smoke test): @modelcontextprotocol/sdk 1.x's experimental tasks client, as VS Code-era hosts use it. It proves
 // docs/clients.md end to end over `wrangler dev`: a task-augmented call whose question reaches the client's
-// elicitation handler exactly once, getTask/listTasks, cancelTask, and a second client that picks up the first
+// elicitation handler exactly once, getTask/listTasks, cancelTask, a tasks/result held past the client's request
+// timeout by progress heartbeats, and a second client that picks up the first
 // one's session and task. Then the MCP Inspector CLI (2.12, installed by the repo) calls the task-only tool in both
 // eras: the 2025-11-25 task wire (legacy) and SEP-2663 (modern).
 import { strict as assert } from "node:assert";
@@ -108,6 +109,24 @@ await withServer(port, async (server) => {
     first.client.experimental.tasks.cancelTask(sleeper.task.taskId),
     (error) => error instanceof McpError && error.code === -32602,
   );
+
+  // A tasks/result longer than the client's request timeout: the open stream sends progress every 15 s, and a client
+  // with resetTimeoutOnProgress keeps waiting (16 s timeout, a 24 s task). Without the heartbeat this times out.
+  const long = await first.client.request(
+    {
+      method: "tools/call",
+      params: { name: "bench_sleep", arguments: { before: 0, sleepMs: 24_000, after: 0 }, task: { ttl: 600_000 } },
+    },
+    CreateTaskResultSchema,
+  );
+  let progressSeen = 0;
+  const outlived = await first.client.request(
+    { method: "tasks/result", params: { taskId: long.task.taskId } },
+    CallToolResultSchema,
+    { timeout: 16_000, resetTimeoutOnProgress: true, onprogress: () => void progressSeen++ },
+  );
+  assert.equal(outlived.isError ?? false, false, JSON.stringify(outlived));
+  assert.ok(progressSeen >= 1, "the held tasks/result sent progress");
 
   // A client that reconnects with the first one's session id picks up a task the first one started and left.
   const left = await first.client.request(
