@@ -187,6 +187,25 @@ describe("2025-11-25 questions on tasks/result", () => {
     expect(final.result.content).toEqual([{ type: "text", text: "accept" }]);
   });
 
+  it("an error response to an elicitation is its cancel: the task goes on with action cancel", async () => {
+    const { session } = await initialize();
+    const task = await startTask("confirm", {}, { session });
+    const response = await SELF.fetch(
+      legacyRequest({ jsonrpc: "2.0", id: "r2", method: "tasks/result", params: { taskId: task.taskId } }, { session }),
+    );
+    const frames = sseFrames(response);
+    const question = await nextFrame(frames, (frame) => frame.method === "elicitation/create");
+    const declined = await SELF.fetch(
+      legacyRequest(
+        { jsonrpc: "2.0", id: question.id, error: { code: -32603, message: "dialog closed" } },
+        { session },
+      ),
+    );
+    expect(declined.status).toBe(202);
+    const final = await nextFrame(frames, (frame) => frame.id === "r2");
+    expect(final.result.content).toEqual([{ type: "text", text: "cancel" }]);
+  });
+
   it("refuses an answer that does not fit the question, and records nothing", async () => {
     const { session } = await initialize();
     const task = await startTask("confirm", {}, { session });
