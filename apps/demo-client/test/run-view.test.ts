@@ -2,7 +2,8 @@
 // with focus; a task whose tool answered isError is shown as failed (a tool error), and one that ended `failed` (the
 // handler's TaskProtocolError) as failed (a protocol failure); the run view draws one row per step with a bar per
 // attempt and the back-off between them, and details on click; the JSON-RPC log starts collapsed; axe-core finds no
-// serious or critical violation on home, a task and the run view, light and dark, at 1280 and 375 px. Screenshots at 1280×800 and 375×812 go to results/screenshots/ (ignored by git).
+// serious or critical violation on home, a task and the run view, light and dark, at 1280 and 375 px. Screenshots
+// at 1280×800 and 375×812 go to results/screenshots/ (ignored by git).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
