@@ -1,6 +1,7 @@
 // The page's agent (TaskWatcher, a Durable Object of the demo Worker) in a real browser: it follows a task to its end
 // while no page is open, and a crash and restart of the dev server loses nothing (the page reconnects to the same
-// agent, with its connection and tasks, and the task waiting for an answer is answered and completes).
+// agent, with its connection and tasks, and the task waiting for an answer is answered and completes); while the
+// server is down the page shows its live task as stale (not live, Cancel disabled, no question form).
 import { join } from "node:path";
 import { WranglerDev } from "@durable-mcp/test-harness";
 import type { Locator, Page } from "playwright-core";
@@ -117,10 +118,26 @@ describe("the page's agent", () => {
     // The page keeps what it last had, and says the agent is out of reach.
     await expect.poll(() => page.getByTestId("agent-status").textContent(), WAIT).toContain("Agent reconnecting");
     expect(await statusOf(reportId)).toBe("input required");
+    // Visibly stale, not live: the card says so, Cancel is disabled, the question's form is hidden (an answer could
+    // not be sent), and the server line no longer says "Connected".
+    const report = card(reportId);
+    expect(await report.getAttribute("class")).toContain("stale");
+    expect(await report.getByTestId("task-stale").textContent()).toMatch(/^Not live/);
+    expect(await report.getByTestId("cancel").isDisabled()).toBe(true);
+    expect(await question.count()).toBe(0);
+    expect(await page.getByTestId("connected").textContent()).toMatch(/^Last connected to task-server 1\.0\.0/);
+    // A final task is not marked: what it shows cannot change.
+    expect(await card(exportId).getByTestId("task-stale").count()).toBe(0);
     await page.screenshot({ path: join(screenshots, "16-server-down.png"), fullPage: true });
     await dev.start();
 
     await expect.poll(() => page.getByTestId("agent-status").textContent(), RECONNECT).toContain("Agent connected");
+    // Live again: no stale mark, Cancel enabled, the question's form back, the server line "Connected".
+    await expect.poll(() => report.getByTestId("task-stale").count(), WAIT).toBe(0);
+    expect(await report.getAttribute("class")).not.toContain("stale");
+    expect(await report.getByTestId("cancel").isEnabled()).toBe(true);
+    await question.waitFor(WAIT);
+    expect(await page.getByTestId("connected").textContent()).toMatch(/^Connected to task-server 1\.0\.0/);
     // Same connection, same tasks, and the question still waits for its answer.
     expect(await page.getByTestId("connected").textContent()).toContain("task-server 1.0.0");
     expect(await statusOf(exportId)).toBe("completed");

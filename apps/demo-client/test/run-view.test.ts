@@ -1,8 +1,9 @@
 // The page people look at (issue 17), in a real browser: it connects by itself; a chosen tool's form opens in view
-// with focus; a task whose tool answered isError is shown as failed (a tool error); the run view draws one row per
-// step with a bar per attempt and the back-off between them, and details on click; the JSON-RPC log starts
-// collapsed; axe-core finds no serious or critical violation on home, a task and the run view, light and dark, at
-// 1280 and 375 px. Screenshots at 1280×800 and 375×812 go to results/screenshots/ (ignored by git).
+// with focus; a task whose tool answered isError is shown as failed (a tool error), and one that ended `failed` (the
+// handler's TaskProtocolError) as failed (a protocol failure); the run view draws one row per step with a bar per
+// attempt and the back-off between them, and details on click; the JSON-RPC log starts collapsed; axe-core finds no
+// serious or critical violation on home, a task and the run view, light and dark, at 1280 and 375 px. Screenshots
+// at 1280×800 and 375×812 go to results/screenshots/ (ignored by git).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -87,10 +88,12 @@ describe("the run view and the page people look at", () => {
     const taskTools = page.locator(".tools").first().locator("[data-testid^=tool-]");
     expect(await taskTools.evaluateAll((els) => els.map((el) => el.getAttribute("data-testid")))).toEqual([
       "tool-send_report",
+      "tool-await_approval",
       "tool-export_contacts",
       "tool-dataset_report",
     ]);
     expect(await page.getByTestId("tool-send_report").textContent()).toContain("Send a report");
+    expect(await page.getByTestId("tool-await_approval").textContent()).toContain("Wait for an approval");
     // File plumbing is grouped under a closed "Advanced" disclosure.
     const advanced = page.locator("details.advanced");
     expect(await advanced.evaluate((el) => (el as HTMLDetailsElement).open)).toBe(false);
@@ -138,6 +141,35 @@ describe("the run view and the page people look at", () => {
     expect(await task.textContent()).toContain("Forgets it on this page");
     await task.scrollIntoViewIfNeeded();
     await screenshotBoth("failed-task");
+  });
+
+  it("shows a task that ended failed (the handler's TaskProtocolError) as failed, a protocol failure", async () => {
+    await page.getByTestId("tool-send_report").click();
+    const before = await page.locator('[data-testid="task-card"]').count();
+    // The demo's mail service refuses jobs for refused.example: the task ends `failed` with JSON-RPC error -32603.
+    await page.fill("#arg-to", "ops@refused.example");
+    await page.fill("#arg-pages", "1");
+    await page.fill("#arg-secondsPerPage", "0");
+    await page.getByRole("button", { name: "Start task" }).click();
+    const taskId = await startedTaskId(before);
+    const task = card(taskId);
+    const question = task.getByTestId("question");
+    await question.waitFor(WAIT);
+    await question.getByLabel("Send it *").check();
+    await question.getByRole("button", { name: "Send answer" }).click();
+    await expect.poll(() => task.getAttribute("data-state"), WAIT).toBe("failed");
+    expect(await task.getByTestId("task-status").textContent()).toBe("failed");
+    expect(await task.getByTestId("task-failure").textContent()).toBe(
+      "protocol failure: the task failed (JSON-RPC error -32603)",
+    );
+    expect(await task.getByTestId("task-result").textContent()).toBe(
+      "The task failed: the mail service refused the job for ops@refused.example",
+    );
+    expect(await task.getByTestId("task-duration").textContent()).toMatch(/^took \d/);
+    expect(await task.getByTestId("task-progress").count()).toBe(0);
+    await task.scrollIntoViewIfNeeded();
+    expect(await axeViolations()).toEqual([]);
+    await screenshotBoth("protocol-failure");
   });
 
   it("follows a running task and its question; the card shows retries once the task retried", async () => {

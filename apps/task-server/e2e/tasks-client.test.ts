@@ -201,6 +201,22 @@ describe("the task lifecycle natively: cancel, a handler failure, a new connecti
     expect(taskId).toMatch(/^[A-Za-z0-9_-]{32}$/);
   });
 
+  it("a TaskProtocolError from the handler ends the task failed with that JSON-RPC error, and no result", async () => {
+    // send_report to a refused.example recipient: the mail service refuses the job once the send is confirmed.
+    const created = await mcp.startTask("send_report", { to: "ops@refused.example", pages: 1, secondsPerPage: 0 });
+    const asking = await mcp.pollTask(created.taskId, (task) => task.status !== "working");
+    expect(asking.status).toBe("input_required");
+    await mcp.updateTask(created.taskId, { "confirm send": { action: "accept", content: { send: true } } });
+    const final = await mcp.pollTask(created.taskId, (task) => !["working", "input_required"].includes(task.status));
+    expect(final.status).toBe("failed");
+    expect(final.error).toEqual({
+      code: -32603,
+      message: "the mail service refused the job for ops@refused.example",
+      data: { reason: "mail_service_refused" },
+    });
+    expect(final.result).toBeUndefined();
+  });
+
   it("a new connection resumes the same task by its reference, answers its question and settles it", async () => {
     const first = await open({ action: "decline" });
     const execution = await first.session.callTool("send_report", {

@@ -1,5 +1,5 @@
 // The showcase MCP server: a plain tool, report tasks, and the dataset pipeline over uploaded files.
-import { McpServer, NonRetryableError, RepairableError } from "durable-mcp-server";
+import { McpServer, NonRetryableError, RepairableError, TaskProtocolError } from "durable-mcp-server";
 import * as z from "zod";
 import type { AuthEnv } from "./auth.js";
 import { registerDatasetReport } from "./dataset-report.js";
@@ -40,7 +40,8 @@ export const createServer = (_env: Env) => {
       title: "Send a report",
       description:
         "Renders a report page by page, asks you to confirm, then sends it. Each page is a step that resumes " +
-        "after a crash or deploy.",
+        "after a crash or deploy. To see a failure: a recipient at invalid.example fails the task with a tool " +
+        "error, one at refused.example with a protocol error.",
       inputSchema: z.object({
         to: z.string().email().meta({ title: "Recipient", description: "Email address the report goes to." }),
         pages: z.number().int().min(1).max(50).default(5).meta({ title: "Pages", description: "1 to 50 pages." }),
@@ -84,6 +85,15 @@ export const createServer = (_env: Env) => {
       if (answer.action !== "accept" || answer.content?.send !== true) {
         return { content: [{ type: "text", text: `Report not sent (${answer.action}).` }] };
       }
+      // The demo's protocol failure: the mail service refuses the job itself, so the task ends `failed` with a
+      // JSON-RPC error (-32603, the SDK's ProtocolErrorCode.InternalError) rather than `completed` with an error
+      // result (the @invalid.example mailbox below). Thrown outside a step: inside one it would be retried and end
+      // as a step_failed tool error.
+      if (to.endsWith("@refused.example")) {
+        throw new TaskProtocolError(-32603, `the mail service refused the job for ${to}`, {
+          reason: "mail_service_refused",
+        });
+      }
       const receipt = await step.do("send", async ({ idempotencyKey }) => {
         if (to.endsWith("@invalid.example")) throw new NonRetryableError(`mailbox ${to} does not exist`);
         return { messageId: idempotencyKey, pages: rendered.length };
@@ -98,6 +108,7 @@ export const createServer = (_env: Env) => {
   server.registerTask(
     "await_approval",
     {
+      title: "Wait for an approval",
       description:
         "Waits for an approval from outside MCP — POST /events/<taskId> by this Worker's caller, or a POST to a signed " +
         "webhook link — then completes with its payload",
