@@ -16,6 +16,8 @@ import {
   MAX_STEP_NAME_LENGTH,
   MAX_STEP_RESULT_BYTES,
   REPLAY_QUIET_MS,
+  RUN_YIELD_MS,
+  RUN_YIELD_STEPS,
 } from "../limits.js";
 import type { TaskEventSink } from "../task-events.js";
 import { toMilliseconds, type Duration } from "./duration.js";
@@ -181,6 +183,11 @@ class StepEngine {
   private frontierTimer = false;
   /** `step.patched` answers of this run, by patch id: asked twice, a patch answers the same. */
   private readonly patches = new Map<string, Promise<boolean>>();
+  /** New steps since the run last yielded to the event loop, and when it did (see yieldIfDue). */
+  private stepsSinceYield = 0;
+  private lastYieldAt = Date.now();
+  /** The yield under way, shared by steps started together (Promise.all). */
+  private yielding: Promise<void> | undefined;
 
   constructor(private readonly host: EngineHost) {
     for (const record of host.journal.load()) {
@@ -356,6 +363,7 @@ class StepEngine {
     const { occurrence, record } = entry;
     const label = stepLabel(name, occurrence);
     if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
+    if (!record && this.yieldDue() && !(await this.yieldToEventLoop())) return this.halt();
     if (record) {
       if (record.state === "done") return this.readResult(record.result);
       if (record.state === "failed") throw stepFailure(record);
@@ -439,6 +447,37 @@ class StepEngine {
       this.inFlight--;
       if (this.parked > 0) this.checkQuiescent();
     }
+  }
+
+  /** Whether the run has gone RUN_YIELD_STEPS new steps or RUN_YIELD_MS without yielding (counts this step). */
+  private yieldDue(): boolean {
+    return ++this.stepsSinceYield >= RUN_YIELD_STEPS || this.host.now() - this.lastYieldAt >= RUN_YIELD_MS;
+  }
+
+  /**
+   * Lets the object's event loop run before the next new step: the writes so far commit, and requests queued
+   * meanwhile (tasks/get, cancel) are answered. Without it a handler whose steps never do I/O holds the object for
+   * its whole run. False when the run must not go on (cancelled meanwhile).
+   */
+  private async yieldToEventLoop(): Promise<boolean> {
+    if (!this.yielding) {
+      // Counted in flight, so that a sibling's park cannot suspend the run during the yield.
+      this.inFlight++;
+      this.yielding = new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
+        this.inFlight--;
+        this.yielding = undefined;
+        this.stepsSinceYield = 0;
+        this.lastYieldAt = this.host.now();
+        if (this.parked > 0) this.checkQuiescent();
+      });
+    }
+    await this.yielding;
+    if (this.settled) return false;
+    if (this.host.isCancelled()) {
+      this.finish({ kind: "cancelled" });
+      return false;
+    }
+    return true;
   }
 
   private async spill(name: string, text: string): Promise<string> {

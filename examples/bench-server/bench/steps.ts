@@ -1,0 +1,122 @@
+// The step engine's rows of the bench (issue 15): per-step overhead at 2,000 and 10,000 steps (each task paired with
+// a one-step task), and how long a tasks/get waits while its task's handler runs 10,000 steps. Used by run.ts and,
+// with the two floors and nothing else, by `pnpm bench:steps` (steps-run.ts), short enough to repeat interleaved.
+import type { McpHttpClient } from "@durable-mcp/test-harness";
+import { resultOf } from "./mcp.ts";
+import { median, summarize, type Summary } from "./stats.ts";
+
+const now = () => performance.now();
+
+/** Per-step overhead must stay at or under this at 2,000 steps and flat to 10,000 (issue 15). */
+export const PER_STEP_TARGET_MS = 0.01;
+/** A tasks/get sent while the handler runs steps must never wait longer than this (issue 15). */
+export const GET_WAIT_TARGET_MS = 50;
+
+/** A task started with tools/call and followed to the end on a listen: ms from the call to its completion. */
+async function taskMs(client: McpHttpClient, steps: number): Promise<number> {
+  const begin = now();
+  const taskId = (await client.startTask("bench_steps", { steps, payloadBytes: 0 })).taskId;
+  const final = (await client.listenTasks([taskId])).get(taskId)!;
+  resultOf(final.task);
+  return final.at - begin;
+}
+
+export interface PerStepRow {
+  steps: number;
+  pairs: number;
+  oneStepMs: number;
+  totalMs: number;
+  /** Median over the pairs of (this task − its one-step task) / (steps − 1). */
+  perStepMs: number;
+  /** The pairs' per-step figures, lowest and highest: the spread within the run. */
+  perStepMinMs: number;
+  perStepMaxMs: number;
+}
+
+/** Each N-step task paired with a one-step task run just before it; pairing cancels drift in the machine's load. */
+export async function measurePerStep(
+  client: McpHttpClient,
+  rows: ReadonlyArray<readonly [steps: number, pairs: number]>,
+): Promise<PerStepRow[]> {
+  await taskMs(client, 1);
+  const result: PerStepRow[] = [];
+  for (const [steps, pairs] of rows) {
+    const base: number[] = [];
+    const full: number[] = [];
+    const perStep: number[] = [];
+    for (let i = 0; i < pairs; i++) {
+      const a = await taskMs(client, 1);
+      const b = await taskMs(client, steps);
+      base.push(a);
+      full.push(b);
+      perStep.push((b - a) / (steps - 1));
+    }
+    result.push({
+      steps,
+      pairs,
+      oneStepMs: median(base),
+      totalMs: median(full),
+      perStepMs: median(perStep),
+      perStepMinMs: Math.min(...perStep),
+      perStepMaxMs: Math.max(...perStep),
+    });
+  }
+  return result;
+}
+
+export interface GetDuringRun {
+  steps: number;
+  runs: number;
+  /** Every tasks/get answered `working` while a run was under way, over all runs. */
+  gets: Summary;
+  /** The longest any of them took: what a client waits at worst between steps. */
+  worstMs: number;
+  /** How many of them saw the task `working` (before the fix: none, the first answer was the final one). */
+  sawWorking: number;
+}
+
+/**
+ * Starts a `steps`-step task and sends tasks/get back to back until it is final, `runs` times. Every get answered
+ * while the task was working counts; the worst is the figure the target is about. The get that saw the end counts
+ * in the worst case too: before the fix it is the one that waited for the whole run.
+ */
+export async function measureGetDuringRun(client: McpHttpClient, steps: number, runs: number): Promise<GetDuringRun> {
+  const waits: number[] = [];
+  let worstMs = 0;
+  for (let run = 0; run < runs; run++) {
+    const taskId = (await client.startTask("bench_steps", { steps, payloadBytes: 0 })).taskId;
+    for (;;) {
+      const begin = now();
+      const task = await client.getTask(taskId);
+      const elapsed = now() - begin;
+      if (task.status !== "working") {
+        resultOf(task);
+        // A get that waited for the whole run reports as one long wait: keep its time in the worst case.
+        worstMs = Math.max(worstMs, elapsed);
+        break;
+      }
+      waits.push(elapsed);
+      worstMs = Math.max(worstMs, elapsed);
+    }
+  }
+  return {
+    steps,
+    runs,
+    gets: summarize(waits.length > 0 ? waits : [worstMs]),
+    worstMs,
+    sawWorking: waits.length,
+  };
+}
+
+export type StepRows = { perStep: PerStepRow[]; getDuringRun: GetDuringRun };
+
+/** The per-step row (2,000 steps) and the flatness row (10,000), then the reads during a 10,000-step run. */
+export async function measureStepRows(client: McpHttpClient, scale = 1): Promise<StepRows> {
+  const reps = (n: number) => Math.max(1, Math.round(n * scale));
+  const perStep = await measurePerStep(client, [
+    [2000, reps(9)],
+    [10_000, reps(5)],
+  ]);
+  const getDuringRun = await measureGetDuringRun(client, 10_000, reps(5));
+  return { perStep, getDuringRun };
+}
