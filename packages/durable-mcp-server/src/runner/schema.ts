@@ -10,6 +10,7 @@ import { applyMigrations, schemaVersion, type Migration } from "../storage/migra
  * 7: the event inbox (events sent before a wait took them) and the answers of delivered webhooks.
  * 8: the client capabilities the creating request declared (the questions it may ask).
  * 9: each `do` step's attempts (start, end, error), the newest MAX_STEP_ATTEMPTS_KEPT per step (journal.ts).
+ * 10: a step's first attempt timed in its own row, so that a step that succeeds at once writes no attempt row.
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -111,6 +112,10 @@ const MIGRATIONS: readonly Migration[] = [
      error TEXT,
      PRIMARY KEY (name, occurrence, slot)
    ) WITHOUT ROWID;`,
+  // Attempt 1's start, kept in the step's row until attempt 2 starts and moves it to step_attempts (journal.ts):
+  // one statement per journal write on the common path instead of two. Rows journaled before keep NULL here, and
+  // their attempts stay in step_attempts as version 9 wrote them; nothing moves.
+  `ALTER TABLE steps ADD COLUMN attempt_started_at INTEGER;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
