@@ -400,16 +400,7 @@ class StepEngine {
     const attempt = (record?.attempts ?? 0) + 1;
     // The key journaled at the first attempt is the key for good: a later format change never re-keys a step.
     let idempotencyKey = record?.idempotencyKey ?? null;
-    if (idempotencyKey === null) {
-      // Counted in flight while the key is derived, so that the run cannot suspend under this step.
-      this.inFlight++;
-      try {
-        idempotencyKey = await this.keys.derive(name, occurrence);
-      } finally {
-        this.inFlight--;
-      }
-      if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-    }
+    idempotencyKey ??= this.keys.derive(name, occurrence);
     const base: StepRecord = {
       name,
       occurrence,
