@@ -40,7 +40,16 @@ try {
 } catch {
   commit = null;
 }
-const entry = { date: new Date().toISOString(), commit, quick: scale < 1, loadBefore, loadAfter: loadavg(), ...measured };
+const entry = {
+  date: new Date().toISOString(),
+  commit,
+  // Names the build measured when runs are interleaved (e.g. before/after a change).
+  label: process.env.BENCH_LABEL ?? null,
+  quick: scale < 1,
+  loadBefore,
+  loadAfter: loadavg(),
+  ...measured,
+};
 const dir = join(workspaceRoot, "results");
 const history = join(dir, "bench-steps-history.jsonl");
 const previous = existsSync(history)
@@ -52,13 +61,20 @@ appendFileSync(history, `${JSON.stringify(entry)}\n`);
 const was = (pick: (run: typeof entry) => number) => (previous ? ms(pick(previous)) : "no previous run");
 const perStep = (run: typeof entry, steps: number) => run.perStep.find((row) => row.steps === steps)!.perStepMs;
 console.log(
-  `\nStep engine (bench:steps), ${entry.date}, ${commit ?? "?"}, load ${loadBefore.map((l) => l.toFixed(2)).join(" ")}\n`,
+  `\nStep engine (bench:steps), ${entry.label ?? ""} ${entry.date}, ${commit ?? "?"}, load ${loadBefore.map((l) => l.toFixed(2)).join(" ")}\n`,
 );
 console.log(
   table([
     ["measure", "this run", "spread (pairs)", "target", "met", "previous run"],
     ["HTTP floor: HTTP + 1 DO call, p50", ms(measured.httpFloorMs), "", "", "", was((r) => r.httpFloorMs)],
-    ["new-object floor: + new DO + first row, p50", ms(measured.newObjectFloorMs), "", "", "", was((r) => r.newObjectFloorMs)],
+    [
+      "new-object floor: + new DO + first row, p50",
+      ms(measured.newObjectFloorMs),
+      "",
+      "",
+      "",
+      was((r) => r.newObjectFloorMs),
+    ],
     ...measured.perStep.map((row) => [
       `per step, ${row.steps} steps vs 1 (${row.pairs} pairs)`,
       ms(row.perStepMs),
