@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { benchClient } from "./mcp.ts";
 import { withServer, workspaceRoot } from "./server.ts";
-import { ms, summarize, table } from "./stats.ts";
-import { GET_WAIT_TARGET_MS, measureStepRows, PER_STEP_TARGET_MS } from "./steps.ts";
+import { summarize } from "./stats.ts";
+import { measureStepRows, stepRowsTable } from "./steps.ts";
 
 const port = Number(process.env.BENCH_PORT ?? 8795);
 const scale = process.env.BENCH_QUICK === "1" ? 0.2 : 1;
@@ -58,39 +58,8 @@ const previous = existsSync(history)
 mkdirSync(dir, { recursive: true });
 appendFileSync(history, `${JSON.stringify(entry)}\n`);
 
-const was = (pick: (run: typeof entry) => number) => (previous ? ms(pick(previous)) : "no previous run");
-const perStep = (run: typeof entry, steps: number) => run.perStep.find((row) => row.steps === steps)!.perStepMs;
 console.log(
   `\nStep engine (bench:steps), ${entry.label ?? ""} ${entry.date}, ${commit ?? "?"}, load ${loadBefore.map((l) => l.toFixed(2)).join(" ")}\n`,
 );
-console.log(
-  table([
-    ["measure", "this run", "spread (pairs)", "target", "met", "previous run"],
-    ["HTTP floor: HTTP + 1 DO call, p50", ms(measured.httpFloorMs), "", "", "", was((r) => r.httpFloorMs)],
-    [
-      "new-object floor: + new DO + first row, p50",
-      ms(measured.newObjectFloorMs),
-      "",
-      "",
-      "",
-      was((r) => r.newObjectFloorMs),
-    ],
-    ...measured.perStep.map((row) => [
-      `per step, ${row.steps} steps vs 1 (${row.pairs} pairs)`,
-      ms(row.perStepMs),
-      `${ms(row.perStepMinMs)}–${ms(row.perStepMaxMs)}`,
-      `≤ ${ms(PER_STEP_TARGET_MS)}`,
-      row.perStepMs <= PER_STEP_TARGET_MS ? "yes" : "NO",
-      was((run) => perStep(run, row.steps)),
-    ]),
-    [
-      `tasks/get during a ${measured.getDuringRun.steps}-step run: worst wait`,
-      ms(measured.getDuringRun.worstMs),
-      `p50 ${ms(measured.getDuringRun.gets.p50)}, ${measured.getDuringRun.sawWorking} saw working`,
-      `≤ ${GET_WAIT_TARGET_MS} ms`,
-      measured.getDuringRun.worstMs <= GET_WAIT_TARGET_MS ? "yes" : "NO",
-      was((run) => run.getDuringRun.worstMs),
-    ],
-  ]),
-);
+console.log(stepRowsTable(entry, previous));
 console.log(`\n[bench:steps] appended to ${history}`);

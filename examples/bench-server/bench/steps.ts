@@ -3,7 +3,7 @@
 // with the two floors and nothing else, by `pnpm bench:steps` (steps-run.ts), short enough to repeat interleaved.
 import type { McpHttpClient } from "@durable-mcp/test-harness";
 import { resultOf } from "./mcp.ts";
-import { median, summarize, type Summary } from "./stats.ts";
+import { median, ms, summarize, table, type Summary } from "./stats.ts";
 
 const now = () => performance.now();
 
@@ -119,4 +119,47 @@ export async function measureStepRows(client: McpHttpClient, scale = 1): Promise
   ]);
   const getDuringRun = await measureGetDuringRun(client, 10_000, reps(5));
   return { perStep, getDuringRun };
+}
+
+/** The rows with the two floors of the same run. */
+export type StepRowsWithFloors = StepRows & { httpFloorMs: number; newObjectFloorMs: number };
+
+/**
+ * The step engine's rows against their targets, with the floors of the same run; with `previous` (null: none
+ * recorded yet) a column of the previous run's figures.
+ */
+export function stepRowsTable(run: StepRowsWithFloors, previous?: StepRowsWithFloors | null): string {
+  const was = (pick: (r: StepRowsWithFloors) => number) =>
+    previous === undefined ? [] : [previous ? ms(pick(previous)) : "no previous run"];
+  const perStep = (r: StepRowsWithFloors, steps: number) =>
+    r.perStep.find((row) => row.steps === steps)?.perStepMs ?? NaN;
+  const get = run.getDuringRun;
+  return table([
+    ["measure", "this run", "spread", "target", "met", ...(previous === undefined ? [] : ["previous run"])],
+    ["HTTP floor: HTTP + 1 DO call, p50", ms(run.httpFloorMs), "", "", "", ...was((r) => r.httpFloorMs)],
+    [
+      "new-object floor: + new DO + its first row, p50",
+      ms(run.newObjectFloorMs),
+      "",
+      "",
+      "",
+      ...was((r) => r.newObjectFloorMs),
+    ],
+    ...run.perStep.map((row) => [
+      `per step, ${row.steps} steps vs 1 (median of ${row.pairs} pairs)`,
+      ms(row.perStepMs),
+      `pairs ${ms(row.perStepMinMs)}–${ms(row.perStepMaxMs)}`,
+      `≤ ${ms(PER_STEP_TARGET_MS)}`,
+      row.perStepMs <= PER_STEP_TARGET_MS ? "yes" : "NO",
+      ...was((r) => perStep(r, row.steps)),
+    ]),
+    [
+      `tasks/get during a ${get.steps}-step run (${get.runs} runs): worst wait`,
+      ms(get.worstMs),
+      `p50 ${ms(get.gets.p50)}; ${get.sawWorking} saw it working`,
+      `≤ ${GET_WAIT_TARGET_MS} ms`,
+      get.worstMs <= GET_WAIT_TARGET_MS ? "yes" : "NO",
+      ...was((r) => r.getDuringRun.worstMs),
+    ],
+  ]);
 }
