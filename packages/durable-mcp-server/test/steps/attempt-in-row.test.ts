@@ -89,4 +89,41 @@ describe("attempt 1 in the step's row", () => {
       [2, expect.any(String), false],
     ]);
   });
+
+  it("rebuilds the journal without AUTOINCREMENT, keeping every row's seq; new steps come after them", async () => {
+    const stub = fixtureEnv.TASK_RUNNER.get(fixtureEnv.TASK_RUNNER.idFromName(newTaskId()));
+    const shape = await runInDurableObject(stub, (_, state) => {
+      const sql = state.storage.sql;
+      // An object of version 9 with three journaled rows (seq 1, 2, 5), migrated to the latest.
+      migrate(state.storage, 0, 9);
+      for (const [seq, name] of [
+        [1, "a"],
+        [2, "b"],
+        [5, "c"],
+      ] as const) {
+        sql.exec(
+          "INSERT INTO steps (seq, name, occurrence, kind, state, attempts, updated_at) VALUES (?, ?, 1, 'do', 'done', 1, 0)",
+          seq,
+          name,
+        );
+      }
+      migrate(state.storage, 9);
+      sql.exec("INSERT INTO steps (name, occurrence, kind, state, updated_at) VALUES ('d', 1, 'do', 'done', 0)");
+      return {
+        version: schemaVersion(sql),
+        rows: sql.exec("SELECT seq, name FROM steps ORDER BY seq").toArray(),
+        table: sql.exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'steps'").one().sql,
+        sequence: sql.exec("SELECT name FROM sqlite_sequence WHERE name = 'steps'").toArray(),
+      };
+    });
+    expect(shape.version).toBe(SCHEMA_VERSION);
+    expect(shape.rows).toEqual([
+      { seq: 1, name: "a" },
+      { seq: 2, name: "b" },
+      { seq: 5, name: "c" },
+      { seq: 6, name: "d" },
+    ]);
+    expect(shape.table).not.toMatch(/AUTOINCREMENT/i);
+    expect(shape.sequence).toEqual([]);
+  });
 });
