@@ -220,7 +220,7 @@ class StepEngine {
     this.cancelWatch.signal.addEventListener("abort", () => {
       if (!this.host.isCancelled()) return;
       // Attempts whose body never asked for a signal have no controller of their own to abort: end them here.
-      for (const live of [...this.live]) this.abortAttempt(live, this.cancelWatch.signal.reason);
+      for (const live of this.live) this.abortAttempt(live, this.cancelWatch.signal.reason);
       this.finish({ kind: "cancelled" });
     });
     this.host.controllers.add(this.cancelWatch);
@@ -532,12 +532,12 @@ class StepEngine {
         reject,
         controller: undefined,
       };
-      const engine = this;
+      const controllerOf = () => this.controllerOf(live);
       const args: StepAttempt = {
         attempt,
         idempotencyKey,
         get signal() {
-          return (live.controller ??= engine.controllerOf(live)).signal;
+          return (live.controller ??= controllerOf()).signal;
         },
       };
       this.live.add(live);
@@ -592,7 +592,7 @@ class StepEngine {
     this.sweep = undefined;
     const now = this.host.now();
     let next = Infinity;
-    for (const live of [...this.live]) {
+    for (const live of this.live) {
       if (live.deadline <= now) this.abortAttempt(live, new StepTimeoutError(live.name, live.timeoutMs));
       else next = Math.min(next, live.deadline);
     }
