@@ -36,6 +36,14 @@ export const MAX_STEP_NAME_LENGTH = 256;
  * replay divergence (and a `step.patched` there answers false); until then the step waits for parallel branches.
  */
 export const REPLAY_QUIET_MS = 20;
+/**
+ * A run that keeps going without I/O (steps whose bodies only compute) yields to its object's event loop after
+ * this many new steps or this long, whichever comes first, so that a `tasks/get` (or cancel, answer, event) sent
+ * meanwhile is answered between steps instead of after the run. The step count bounds it where the clock stands
+ * still during CPU work (deployed Workers); the time bounds it where steps are slow.
+ */
+export const RUN_YIELD_STEPS = 1000;
+export const RUN_YIELD_MS = 10;
 /** Step timeline entries a `tasks/get` returns under `STEPS_META` (the latest ones). */
 export const TIMELINE_LIMIT = 500;
 /** Attempts of one `do` step kept in its history (the newest; older ones are overwritten, the count stays exact). */

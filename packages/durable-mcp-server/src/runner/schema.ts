@@ -10,6 +10,8 @@ import { applyMigrations, schemaVersion, type Migration } from "../storage/migra
  * 7: the event inbox (events sent before a wait took them) and the answers of delivered webhooks.
  * 8: the client capabilities the creating request declared (the questions it may ask).
  * 9: each `do` step's attempts (start, end, error), the newest MAX_STEP_ATTEMPTS_KEPT per step (journal.ts).
+ * 10: a step's first attempt timed in its own row, so that a step that succeeds at once writes no attempt row;
+ *     the journal's seq without AUTOINCREMENT (a rebuilt table).
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -111,6 +113,36 @@ const MIGRATIONS: readonly Migration[] = [
      error TEXT,
      PRIMARY KEY (name, occurrence, slot)
    ) WITHOUT ROWID;`,
+  // Attempt 1's start, kept in the step's row until attempt 2 starts and moves it to step_attempts (journal.ts):
+  // one statement per journal write on the common path instead of two. And `seq` without AUTOINCREMENT: journal
+  // rows are never deleted one by one (a purge deletes the whole database), so a plain rowid key gives the same
+  // ever-growing order without a write to sqlite_sequence on every new step (about a third of an insert's cost
+  // here). SQLite cannot drop AUTOINCREMENT in place, so the table is rebuilt as in migration 6: every row keeps its
+  // seq and columns; attempt_started_at is NULL for them, and their attempts stay in step_attempts as written.
+  `CREATE TABLE steps_v10 (
+     seq INTEGER PRIMARY KEY,
+     name TEXT NOT NULL,
+     occurrence INTEGER NOT NULL CHECK (occurrence >= 0),
+     kind TEXT NOT NULL CHECK (kind IN ('do', 'sleep', 'input', 'event', 'webhook', 'patch')),
+     state TEXT NOT NULL CHECK (state IN ('running', 'waiting', 'done', 'failed')),
+     attempts INTEGER NOT NULL DEFAULT 0,
+     result TEXT,
+     error TEXT,
+     wake_at INTEGER,
+     request TEXT,
+     updated_at INTEGER NOT NULL,
+     started_at INTEGER,
+     idempotency_key TEXT,
+     attempt_started_at INTEGER,
+     UNIQUE (name, occurrence)
+   );
+   INSERT INTO steps_v10 (seq, name, occurrence, kind, state, attempts, result, error, wake_at, request, updated_at,
+       started_at, idempotency_key)
+     SELECT seq, name, occurrence, kind, state, attempts, result, error, wake_at, request, updated_at, started_at,
+       idempotency_key FROM steps ORDER BY seq;
+   DROP TABLE steps;
+   ALTER TABLE steps_v10 RENAME TO steps;
+   CREATE INDEX steps_waiting ON steps (wake_at) WHERE state = 'waiting';`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -16,6 +16,8 @@ import {
   MAX_STEP_NAME_LENGTH,
   MAX_STEP_RESULT_BYTES,
   REPLAY_QUIET_MS,
+  RUN_YIELD_MS,
+  RUN_YIELD_STEPS,
 } from "../limits.js";
 import type { TaskEventSink } from "../task-events.js";
 import { toMilliseconds, type Duration } from "./duration.js";
@@ -137,6 +139,15 @@ function keyOf(name: string, occurrence: number): string {
   return `${occurrence}:${name}`;
 }
 
+/** A step attempt under way (see StepEngine.attempt). */
+interface LiveAttempt {
+  deadline: number;
+  name: string;
+  timeoutMs: number;
+  reject: (reason: unknown) => void;
+  controller: AbortController | undefined;
+}
+
 /** A new step or patch marker waiting for the replay to catch up (see StepEngine.atFrontier). */
 interface Gate {
   kind: "step" | "patch";
@@ -181,6 +192,14 @@ class StepEngine {
   private frontierTimer = false;
   /** `step.patched` answers of this run, by patch id: asked twice, a patch answers the same. */
   private readonly patches = new Map<string, Promise<boolean>>();
+  /** New steps since the run last yielded to the event loop, and when it did (see yieldIfDue). */
+  private stepsSinceYield = 0;
+  private lastYieldAt = Date.now();
+  /** Step attempts under way, and the one timer that times them out (see attempt). */
+  private readonly live = new Set<LiveAttempt>();
+  private sweep: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  /** The yield under way, shared by steps started together (Promise.all). */
+  private yielding: Promise<void> | undefined;
 
   constructor(private readonly host: EngineHost) {
     for (const record of host.journal.load()) {
@@ -199,7 +218,10 @@ class StepEngine {
     // A cancel aborts every controller of the run, this one included: it ends the run at once, whatever the
     // handler or a step body is awaiting, so the runner is free for its next alarm (TTL, purge).
     this.cancelWatch.signal.addEventListener("abort", () => {
-      if (this.host.isCancelled()) this.finish({ kind: "cancelled" });
+      if (!this.host.isCancelled()) return;
+      // Attempts whose body never asked for a signal have no controller of their own to abort: end them here.
+      for (const live of this.live) this.abortAttempt(live, this.cancelWatch.signal.reason);
+      this.finish({ kind: "cancelled" });
     });
     this.host.controllers.add(this.cancelWatch);
     const step = this.stepApi();
@@ -215,6 +237,11 @@ class StepEngine {
   private finish(outcome: RunOutcome): void {
     if (this.settled) return;
     this.settled = true;
+    // Attempts still live (a cancel, or a handler that returned without awaiting a step) end with the run.
+    if (this.live.size === 0 && this.sweep) {
+      clearTimeout(this.sweep.timer);
+      this.sweep = undefined;
+    }
     this.host.controllers.delete(this.cancelWatch);
     this.settle(this.host.isCancelled() ? { kind: "cancelled" } : outcome);
   }
@@ -342,10 +369,17 @@ class StepEngine {
     this.releaseGates(false);
   }
 
-  private write(record: StepRecord): void {
+  /**
+   * Journals `record`. `first`: the two writes of a `do` step's first attempt on a step the journal has no row
+   * for (the row, then its result): plain statements instead of upserts (StepJournal.insertFirstAttempt).
+   */
+  private write(record: StepRecord, first?: "insert" | "result"): void {
     this.progressed = true;
     this.records.set(keyOf(record.name, record.occurrence), record);
-    this.host.journal.write(record, this.host.now());
+    const now = this.host.now();
+    if (first === "insert") this.host.journal.insertFirstAttempt(record, now);
+    else if (first === "result") this.host.journal.writeFirstResult(record, now);
+    else this.host.journal.write(record, now);
   }
 
   private async doStep(name: string, config: StepConfig | undefined, fn: StepBody): Promise<unknown> {
@@ -356,6 +390,7 @@ class StepEngine {
     const { occurrence, record } = entry;
     const label = stepLabel(name, occurrence);
     if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
+    if (!record && this.yieldDue() && !(await this.yieldToEventLoop())) return this.halt();
     if (record) {
       if (record.state === "done") return this.readResult(record.result);
       if (record.state === "failed") throw stepFailure(record);
@@ -365,16 +400,7 @@ class StepEngine {
     const attempt = (record?.attempts ?? 0) + 1;
     // The key journaled at the first attempt is the key for good: a later format change never re-keys a step.
     let idempotencyKey = record?.idempotencyKey ?? null;
-    if (idempotencyKey === null) {
-      // Counted in flight while the key is derived, so that the run cannot suspend under this step.
-      this.inFlight++;
-      try {
-        idempotencyKey = await this.keys.derive(name, occurrence);
-      } finally {
-        this.inFlight--;
-      }
-      if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-    }
+    idempotencyKey ??= this.keys.derive(name, occurrence);
     const base: StepRecord = {
       name,
       occurrence,
@@ -397,7 +423,7 @@ class StepEngine {
       this.write(failed);
       throw stepFailure(failed);
     }
-    this.write(base);
+    this.write(base, record ? undefined : "insert");
     this.inFlight++;
     const startedAt = this.host.now();
     this.host.event("step_started", { step: label, attempt });
@@ -411,7 +437,7 @@ class StepEngine {
       const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(label, text) : text;
       // Cancelled while the result was being spilled: the run is over, and a cancelled task journals nothing more.
       if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-      this.write({ ...base, state: "done", result: stored });
+      this.write({ ...base, state: "done", result: stored }, record ? undefined : "result");
       this.host.event("step_finished", { step: label, attempt, durationMs: this.host.now() - startedAt });
       return parseJson(text);
     } catch (error) {
@@ -441,6 +467,37 @@ class StepEngine {
     }
   }
 
+  /** Whether the run has gone RUN_YIELD_STEPS new steps or RUN_YIELD_MS without yielding (counts this step). */
+  private yieldDue(): boolean {
+    return ++this.stepsSinceYield >= RUN_YIELD_STEPS || this.host.now() - this.lastYieldAt >= RUN_YIELD_MS;
+  }
+
+  /**
+   * Lets the object's event loop run before the next new step: the writes so far commit, and requests queued
+   * meanwhile (tasks/get, cancel) are answered. Without it a handler whose steps never do I/O holds the object for
+   * its whole run. False when the run must not go on (cancelled meanwhile).
+   */
+  private async yieldToEventLoop(): Promise<boolean> {
+    if (!this.yielding) {
+      // Counted in flight, so that a sibling's park cannot suspend the run during the yield.
+      this.inFlight++;
+      this.yielding = new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
+        this.inFlight--;
+        this.yielding = undefined;
+        this.stepsSinceYield = 0;
+        this.lastYieldAt = this.host.now();
+        if (this.parked > 0) this.checkQuiescent();
+      });
+    }
+    await this.yielding;
+    if (this.settled) return false;
+    if (this.host.isCancelled()) {
+      this.finish({ kind: "cancelled" });
+      return false;
+    }
+    return true;
+  }
+
   private async spill(name: string, text: string): Promise<string> {
     const key = await this.host.spill!.put(name, text);
     this.host.event("step_result_spilled", { step: name, bytes: utf8Length(text) });
@@ -460,26 +517,86 @@ class StepEngine {
     return parseJson(stored);
   }
 
-  private async attempt(
-    name: string,
-    fn: StepBody,
-    attempt: number,
-    idempotencyKey: string,
-    timeoutMs: number,
-  ): Promise<unknown> {
+  /**
+   * Runs one attempt of a step body: settles with the body, or rejects when its timeout passes or the task is
+   * cancelled. The body's AbortController is made only if the body reads `signal`, and one run-level timer
+   * watches every live attempt's deadline (armSweep), so a body that returns at once costs no controller and no
+   * timer of its own.
+   */
+  private attempt(name: string, fn: StepBody, attempt: number, idempotencyKey: string, timeoutMs: number) {
+    return new Promise<unknown>((resolve, reject) => {
+      const live: LiveAttempt = {
+        deadline: this.host.now() + timeoutMs,
+        name,
+        timeoutMs,
+        reject,
+        controller: undefined,
+      };
+      const controllerOf = () => this.controllerOf(live);
+      const args: StepAttempt = {
+        attempt,
+        idempotencyKey,
+        get signal() {
+          return (live.controller ??= controllerOf()).signal;
+        },
+      };
+      this.live.add(live);
+      this.armSweep(live.deadline);
+      const done = () => {
+        this.live.delete(live);
+        if (live.controller) this.host.controllers.delete(live.controller);
+      };
+      Promise.resolve()
+        .then(() => fn(args))
+        .then(
+          (value) => {
+            done();
+            resolve(value);
+          },
+          (error: unknown) => {
+            done();
+            reject(error);
+          },
+        );
+    });
+  }
+
+  /** The body asked for its signal: a controller that cancel can abort, and whose abort ends the attempt. */
+  private controllerOf(live: LiveAttempt): AbortController {
     const controller = new AbortController();
     this.host.controllers.add(controller);
-    const timer = setTimeout(() => controller.abort(new StepTimeoutError(name, timeoutMs)), timeoutMs);
-    const aborted = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener("abort", () => reject(controller.signal.reason));
-    });
-    try {
-      const body = Promise.resolve().then(() => fn({ attempt, signal: controller.signal, idempotencyKey }));
-      return await Promise.race([body, aborted]);
-    } finally {
-      clearTimeout(timer);
-      this.host.controllers.delete(controller);
+    controller.signal.addEventListener("abort", () => live.reject(controller.signal.reason));
+    return controller;
+  }
+
+  /** Ends `live` with `reason`, aborting its signal if the body has one. */
+  private abortAttempt(live: LiveAttempt, reason: unknown): void {
+    this.live.delete(live);
+    if (live.controller) {
+      this.host.controllers.delete(live.controller);
+      live.controller.abort(reason);
     }
+    live.reject(reason);
+  }
+
+  /** Keeps the run's one timeout timer at or before `deadline`. */
+  private armSweep(deadline: number): void {
+    if (this.sweep && this.sweep.at <= deadline) return;
+    if (this.sweep) clearTimeout(this.sweep.timer);
+    const at = deadline;
+    this.sweep = { at, timer: setTimeout(() => this.sweepDeadlines(), Math.max(0, at - this.host.now())) };
+  }
+
+  /** Times out every live attempt past its deadline, then re-arms for the next one (none: the timer is done). */
+  private sweepDeadlines(): void {
+    this.sweep = undefined;
+    const now = this.host.now();
+    let next = Infinity;
+    for (const live of this.live) {
+      if (live.deadline <= now) this.abortAttempt(live, new StepTimeoutError(live.name, live.timeoutMs));
+      else next = Math.min(next, live.deadline);
+    }
+    if (next !== Infinity) this.armSweep(next);
   }
 
   private async sleepStep(name: string, wakeAt: () => number): Promise<void> {

@@ -94,6 +94,34 @@ interface StepRow extends Record<string, SqlStorageValue> {
 /** How the engine marks a result spilled to R2 (engine.ts `SPILLED`): the row holds the key, not the value. */
 const SPILLED_PREFIX = "@r2:";
 
+const INSERT = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, error, wake_at, request, updated_at,
+  started_at, idempotency_key, attempt_started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+/** One journal write: a new row, or the step's row updated (its first write sets `started_at`, for good). */
+const UPSERT = `${INSERT} ON CONFLICT (name, occurrence) DO UPDATE SET state = excluded.state, attempts = excluded.attempts,
+  result = excluded.result, error = excluded.error, wake_at = excluded.wake_at, request = excluded.request,
+  updated_at = excluded.updated_at, idempotency_key = COALESCE(steps.idempotency_key, excluded.idempotency_key),
+  attempt_started_at = CASE WHEN excluded.attempts >= 2 THEN NULL
+    ELSE COALESCE(excluded.attempt_started_at, steps.attempt_started_at) END`;
+
+/** The bindings of INSERT for `record` written at `now`; a `do` step's attempt 1 is timed in its row (see write). */
+function rowValues(record: StepRecord, now: number): SqlStorageValue[] {
+  return [
+    record.name,
+    record.occurrence,
+    record.kind,
+    record.state,
+    record.attempts,
+    record.result,
+    record.error,
+    record.wakeAt,
+    record.request,
+    now,
+    now,
+    record.idempotencyKey ?? null,
+    record.kind === "do" && record.state === "running" && record.attempts === 1 ? now : null,
+  ];
+}
+
 const STEP_COLUMNS = "name, occurrence, kind, state, attempts, result, error, wake_at, request, idempotency_key";
 
 /**
@@ -109,34 +137,53 @@ export class StepJournal {
   }
 
   write(record: StepRecord, now: number): void {
-    this.sql.exec(
-      `INSERT INTO steps (name, occurrence, kind, state, attempts, result, error, wake_at, request, updated_at,
-         started_at, idempotency_key)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (name, occurrence) DO UPDATE SET state = excluded.state, attempts = excluded.attempts,
-         result = excluded.result, error = excluded.error, wake_at = excluded.wake_at,
-         request = excluded.request, updated_at = excluded.updated_at,
-         idempotency_key = COALESCE(steps.idempotency_key, excluded.idempotency_key)`,
-      record.name,
-      record.occurrence,
-      record.kind,
-      record.state,
-      record.attempts,
-      record.result,
-      record.error,
-      record.wakeAt,
-      record.request,
-      now,
-      now,
-      record.idempotencyKey ?? null,
-    );
-    if (record.kind === "do" && record.attempts > 0) this.writeAttempt(record, now);
+    const timed = record.kind === "do" && record.attempts >= 2;
+    // Attempt 1 is kept in the step's own row (attempt_started_at), so that a step that succeeds at once costs one
+    // statement per write; from attempt 2 on, attempts go to step_attempts, attempt 1 first.
+    if (timed && record.state === "running") this.archiveFirstAttempt(record);
+    this.sql.exec(UPSERT, ...rowValues(record, now));
+    if (timed) this.writeAttempt(record, now);
   }
 
   /**
-   * A `do` step's attempt history, kept beside the row the engine just wrote (same synchronous call, hence the same
-   * implicit transaction): "running" starts attempt `attempts`, in the slot of the oldest kept one; any other state
-   * ends it, with the error when it failed. One statement either way.
+   * The two writes of a `do` step that succeeds at its first attempt, as plain statements (an upsert costs about
+   * twice either): its row, new, as attempt 1 starts (the caller knows the journal has no row for it)…
+   */
+  insertFirstAttempt(record: StepRecord, now: number): void {
+    this.sql.exec(INSERT, ...rowValues(record, now));
+  }
+
+  /** …and its result, on the row written by insertFirstAttempt. */
+  writeFirstResult(record: StepRecord, now: number): void {
+    this.sql.exec(
+      "UPDATE steps SET state = 'done', result = ?, updated_at = ? WHERE name = ? AND occurrence = ?",
+      record.result,
+      now,
+      record.name,
+      record.occurrence,
+    );
+  }
+
+  /**
+   * Before attempt 2 starts: attempt 1, timed in the step's row, becomes step_attempts' first row (ended when the
+   * row says so, with its error). A row from before the row kept it (attempt_started_at NULL) moves nothing.
+   */
+  private archiveFirstAttempt(record: StepRecord): void {
+    this.sql.exec(
+      `INSERT OR REPLACE INTO step_attempts (name, occurrence, slot, n, started_at, ended_at, error)
+       SELECT name, occurrence, 0, 1, attempt_started_at,
+         CASE WHEN state = 'running' THEN NULL ELSE updated_at END,
+         CASE WHEN state IN ('waiting', 'failed') THEN error END
+       FROM steps WHERE name = ? AND occurrence = ? AND attempts = 1 AND attempt_started_at IS NOT NULL`,
+      record.name,
+      record.occurrence,
+    );
+  }
+
+  /**
+   * A `do` step's attempt from the second on, kept beside the row the engine just wrote (same synchronous call,
+   * hence the same implicit transaction): "running" starts attempt `attempts`, in the slot of the oldest kept one;
+   * any other state ends it, with the error when it failed. One statement either way.
    */
   private writeAttempt(record: StepRecord, now: number): void {
     if (record.state === "running") {
@@ -178,9 +225,11 @@ export class StepJournal {
         started_at: number | null;
         updated_at: number;
         result_bytes: number | null;
+        error: string | null;
+        attempt_started_at: number | null;
       }>(
         // A spilled result (its R2 key in the row) has no size here: null.
-        `SELECT name, occurrence, kind, state, attempts, started_at, updated_at,
+        `SELECT name, occurrence, kind, state, attempts, started_at, updated_at, error, attempt_started_at,
            CASE WHEN result IS NULL OR result LIKE '${SPILLED_PREFIX}%' THEN NULL
              ELSE LENGTH(CAST(result AS BLOB)) END AS result_bytes FROM
            (SELECT * FROM steps ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
@@ -200,7 +249,9 @@ export class StepJournal {
         updatedAt: new Date(row.updated_at).toISOString(),
         durationMs: row.started_at === null ? null : row.updated_at - row.started_at,
         resultBytes: row.result_bytes,
-        ...(row.kind === "do" ? { attemptHistory: history.get(`${row.occurrence}:${row.name}`) ?? [] } : {}),
+        ...(row.kind === "do"
+          ? { attemptHistory: history.get(`${row.occurrence}:${row.name}`) ?? rowAttempt(row) }
+          : {}),
       })),
     };
   }
@@ -298,6 +349,26 @@ export class StepJournal {
       .toArray()
       .map((row) => stepLabel(row.name, row.occurrence));
   }
+}
+
+/** Attempt 1 as the step's row keeps it (see write); none for a row from before it did. */
+function rowAttempt(row: {
+  state: string;
+  attempts: number;
+  updated_at: number;
+  error: string | null;
+  attempt_started_at: number | null;
+}): AttemptHistoryEntry[] {
+  if (row.attempt_started_at === null) return [];
+  const attempt: AttemptHistoryEntry = {
+    n: row.attempts,
+    startedAt: new Date(row.attempt_started_at).toISOString(),
+    endedAt: row.state === "running" ? null : new Date(row.updated_at).toISOString(),
+  };
+  if ((row.state === "waiting" || row.state === "failed") && row.error !== null) {
+    attempt.error = JSON.parse(row.error) as { name: string; message: string };
+  }
+  return [attempt];
 }
 
 function fromRow(row: StepRow): StepRecord {

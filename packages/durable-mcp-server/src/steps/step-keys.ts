@@ -1,4 +1,5 @@
 import { toBase64Url } from "../util/encoding.js";
+import { HmacSha256 } from "../util/sha256.js";
 
 /**
  * A task's step-key salt: 32 random bytes (256 bits) from the platform CSPRNG, base64url. Created with the task and
@@ -15,19 +16,14 @@ export function newStepKeySalt(): string {
  * of `name` in the run, from 1. The engine journals the key at a step's first attempt and reuses it from there.
  */
 export class StepKeys {
-  #key: Promise<CryptoKey> | undefined;
+  #hmac: HmacSha256 | undefined;
+  readonly #encoder = new TextEncoder();
 
   constructor(private readonly salt: string) {}
 
-  async derive(name: string, occurrence: number): Promise<string> {
-    this.#key ??= crypto.subtle.importKey(
-      "raw",
-      new TextEncoder().encode(this.salt),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign"],
-    );
-    const mac = await crypto.subtle.sign("HMAC", await this.#key, new TextEncoder().encode(`${occurrence}:${name}`));
-    return toBase64Url(new Uint8Array(mac));
+  /** Synchronous: the same bytes WebCrypto's HMAC gives (util/sha256.ts), without a promise per step. */
+  derive(name: string, occurrence: number): string {
+    this.#hmac ??= new HmacSha256(this.#encoder.encode(this.salt));
+    return toBase64Url(this.#hmac.sign(this.#encoder.encode(`${occurrence}:${name}`)));
   }
 }

@@ -1,0 +1,171 @@
+// The step engine's rows of the bench (issue 15): per-step overhead at 2,000 and 10,000 steps (each task paired with
+// a one-step task), and how long a tasks/get waits while its task's handler runs 10,000 steps. Used by run.ts and,
+// with the two floors and nothing else, by `pnpm bench:steps` (steps-run.ts), short enough to repeat interleaved.
+import type { McpHttpClient } from "@durable-mcp/test-harness";
+import { resultOf } from "./mcp.ts";
+import { median, ms, summarize, table, type Summary } from "./stats.ts";
+
+const now = () => performance.now();
+
+/** Per-step overhead must stay at or under this at 2,000 steps and flat to 10,000 (issue 15). */
+export const PER_STEP_TARGET_MS = 0.01;
+/** A tasks/get sent while the handler runs steps must never wait longer than this (issue 15). */
+export const GET_WAIT_TARGET_MS = 50;
+
+/** A task started with tools/call and followed to the end on a listen: ms from the call to its completion. */
+async function taskMs(client: McpHttpClient, steps: number): Promise<number> {
+  const begin = now();
+  const taskId = (await client.startTask("bench_steps", { steps, payloadBytes: 0 })).taskId;
+  const final = (await client.listenTasks([taskId])).get(taskId)!;
+  resultOf(final.task);
+  return final.at - begin;
+}
+
+export interface PerStepRow {
+  steps: number;
+  pairs: number;
+  oneStepMs: number;
+  totalMs: number;
+  /** Median over the pairs of (this task − its one-step task) / (steps − 1). */
+  perStepMs: number;
+  /** The pairs' per-step figures, lowest and highest: the spread within the run. */
+  perStepMinMs: number;
+  perStepMaxMs: number;
+}
+
+/** Each N-step task paired with a one-step task run just before it; pairing cancels drift in the machine's load. */
+export async function measurePerStep(
+  client: McpHttpClient,
+  rows: ReadonlyArray<readonly [steps: number, pairs: number]>,
+): Promise<PerStepRow[]> {
+  await taskMs(client, 1);
+  const result: PerStepRow[] = [];
+  for (const [steps, pairs] of rows) {
+    const base: number[] = [];
+    const full: number[] = [];
+    const perStep: number[] = [];
+    for (let i = 0; i < pairs; i++) {
+      const a = await taskMs(client, 1);
+      const b = await taskMs(client, steps);
+      base.push(a);
+      full.push(b);
+      perStep.push((b - a) / (steps - 1));
+    }
+    result.push({
+      steps,
+      pairs,
+      oneStepMs: median(base),
+      totalMs: median(full),
+      perStepMs: median(perStep),
+      perStepMinMs: Math.min(...perStep),
+      perStepMaxMs: Math.max(...perStep),
+    });
+  }
+  return result;
+}
+
+export interface GetDuringRun {
+  steps: number;
+  runs: number;
+  /** Every tasks/get answered `working` while a run was under way, over all runs. */
+  gets: Summary;
+  /** The longest any get took, the first and last of each run included. */
+  worstMs: number;
+  /**
+   * The longest a get took between two others that saw the task working: a wait between steps, not one that
+   * may cover the run's start (the alarm, the journal read) or its end (the final commit).
+   */
+  worstBetweenMs: number;
+  /** How many gets saw the task `working` (before yielding existed: none, the first answer was the final one). */
+  sawWorking: number;
+}
+
+/**
+ * Starts a `steps`-step task and sends tasks/get back to back until it is final, `runs` times, timing each get.
+ * Before yielding existed, the first get after the run started waited for all of it and saw it completed.
+ */
+export async function measureGetDuringRun(client: McpHttpClient, steps: number, runs: number): Promise<GetDuringRun> {
+  const working: number[] = [];
+  let worstMs = 0;
+  let worstBetweenMs = 0;
+  for (let run = 0; run < runs; run++) {
+    const taskId = (await client.startTask("bench_steps", { steps, payloadBytes: 0 })).taskId;
+    const waits: number[] = [];
+    for (;;) {
+      const begin = now();
+      const task = await client.getTask(taskId);
+      waits.push(now() - begin);
+      if (task.status !== "working") {
+        resultOf(task);
+        break;
+      }
+    }
+    worstMs = Math.max(worstMs, ...waits);
+    if (waits.length > 2) worstBetweenMs = Math.max(worstBetweenMs, ...waits.slice(1, -1));
+    working.push(...waits.slice(0, -1));
+  }
+  return {
+    steps,
+    runs,
+    gets: summarize(working.length > 0 ? working : [worstMs]),
+    worstMs,
+    worstBetweenMs,
+    sawWorking: working.length,
+  };
+}
+
+export type StepRows = { perStep: PerStepRow[]; getDuringRun: GetDuringRun };
+
+/** The per-step row (2,000 steps) and the flatness row (10,000), then the reads during a 10,000-step run. */
+export async function measureStepRows(client: McpHttpClient, scale = 1): Promise<StepRows> {
+  const reps = (n: number) => Math.max(1, Math.round(n * scale));
+  const perStep = await measurePerStep(client, [
+    [2000, reps(9)],
+    [10_000, reps(5)],
+  ]);
+  const getDuringRun = await measureGetDuringRun(client, 10_000, reps(5));
+  return { perStep, getDuringRun };
+}
+
+/** The rows with the two floors of the same run. */
+export type StepRowsWithFloors = StepRows & { httpFloorMs: number; newObjectFloorMs: number };
+
+/**
+ * The step engine's rows against their targets, with the floors of the same run; with `previous` (null: none
+ * recorded yet) a column of the previous run's figures.
+ */
+export function stepRowsTable(run: StepRowsWithFloors, previous?: StepRowsWithFloors | null): string {
+  const was = (pick: (r: StepRowsWithFloors) => number) =>
+    previous === undefined ? [] : [previous ? ms(pick(previous)) : "no previous run"];
+  const perStep = (r: StepRowsWithFloors, steps: number) =>
+    r.perStep.find((row) => row.steps === steps)?.perStepMs ?? NaN;
+  const get = run.getDuringRun;
+  return table([
+    ["measure", "this run", "spread", "target", "met", ...(previous === undefined ? [] : ["previous run"])],
+    ["HTTP floor: HTTP + 1 DO call, p50", ms(run.httpFloorMs), "", "", "", ...was((r) => r.httpFloorMs)],
+    [
+      "new-object floor: + new DO + its first row, p50",
+      ms(run.newObjectFloorMs),
+      "",
+      "",
+      "",
+      ...was((r) => r.newObjectFloorMs),
+    ],
+    ...run.perStep.map((row) => [
+      `per step, ${row.steps} steps vs 1 (median of ${row.pairs} pairs)`,
+      ms(row.perStepMs),
+      `pairs ${ms(row.perStepMinMs)}–${ms(row.perStepMaxMs)}`,
+      `≤ ${ms(PER_STEP_TARGET_MS)}`,
+      row.perStepMs <= PER_STEP_TARGET_MS ? "yes" : "NO",
+      ...was((r) => perStep(r, row.steps)),
+    ]),
+    [
+      `tasks/get during a ${get.steps}-step run (${get.runs} runs): worst wait between steps`,
+      ms(get.worstBetweenMs),
+      `p50 ${ms(get.gets.p50)}; worst of all ${ms(get.worstMs)}; ${get.sawWorking} saw it working`,
+      `≤ ${GET_WAIT_TARGET_MS} ms`,
+      get.worstBetweenMs <= GET_WAIT_TARGET_MS ? "yes" : "NO",
+      ...was((r) => r.getDuringRun.worstBetweenMs ?? r.getDuringRun.worstMs),
+    ],
+  ]);
+}
