@@ -1,5 +1,6 @@
 import { toBase64Url } from "../util/encoding.js";
-import { HmacSha256 } from "../util/sha256.js";
+import { hmac } from "@noble/hashes/hmac.js";
+import { sha256 } from "@noble/hashes/sha2.js";
 
 /**
  * A task's step-key salt: 32 random bytes (256 bits) from the platform CSPRNG, base64url. Created with the task and
@@ -16,14 +17,24 @@ export function newStepKeySalt(): string {
  * of `name` in the run, from 1. The engine journals the key at a step's first attempt and reuses it from there.
  */
 export class StepKeys {
-  #hmac: HmacSha256 | undefined;
+  /** The salt's HMAC state with both pads hashed once; each key clones it (two compressions for a short name). */
+  #hmac: ReturnType<typeof hmac.create> | undefined;
   readonly #encoder = new TextEncoder();
 
   constructor(private readonly salt: string) {}
 
-  /** Synchronous: the same bytes WebCrypto's HMAC gives (util/sha256.ts), without a promise per step. */
+  /**
+   * Synchronous — WebCrypto's HMAC gives the same bytes only behind a promise, and awaiting it on every new step
+   * cost microseconds and microtask hops per step — so the audited @noble/hashes computes it (checked against
+   * WebCrypto in test/steps/idempotency-key.test.ts).
+   */
   derive(name: string, occurrence: number): string {
-    this.#hmac ??= new HmacSha256(this.#encoder.encode(this.salt));
-    return toBase64Url(this.#hmac.sign(this.#encoder.encode(`${occurrence}:${name}`)));
+    this.#hmac ??= hmac.create(sha256, this.#encoder.encode(this.salt));
+    return toBase64Url(
+      this.#hmac
+        .clone()
+        .update(this.#encoder.encode(`${occurrence}:${name}`))
+        .digest(),
+    );
   }
 }
