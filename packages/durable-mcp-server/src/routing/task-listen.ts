@@ -15,6 +15,7 @@ import { declaresTasks, REQUIRED_TASKS_CAPABILITY } from "../wire/protocol.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
 import { mapBounded } from "./bounded.js";
 import type { CallerContext } from "../runner/caller-context.js";
+import { tasksOf } from "../runner/task-stream.js";
 
 const LISTEN = "subscriptions/listen";
 const KEEPALIVE_MS = 15_000;
@@ -157,19 +158,9 @@ function sseStream(id: string | number, watched: Array<{ taskId: string; stream:
   });
 }
 
-/** Reads one TaskRunner's newline-delimited task stream to its end. */
+/** Reads one TaskRunner's task stream to its end. */
 async function forwardTasks(reader: ReadableStreamDefaultReader<string>, onTask: (task: DetailedTask) => void) {
-  let buffered = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return;
-    buffered += value;
-    let newline: number;
-    while ((newline = buffered.indexOf("\n")) >= 0) {
-      onTask(JSON.parse(buffered.slice(0, newline)) as DetailedTask);
-      buffered = buffered.slice(newline + 1);
-    }
-  }
+  for await (const task of tasksOf(reader)) onTask(task);
 }
 
 function taskNotification(task: DetailedTask, subscriptionMeta: Record<string, unknown>) {

@@ -2,6 +2,7 @@ import { jsonRpcErrorMessage } from "../../errors/jsonrpc.js";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { isTaskIdShape } from "../../ids.js";
 import type { RunnerClient } from "../../runner/runner-client.js";
+import { tasksOf } from "../../runner/task-stream.js";
 import { FINAL_STATUSES } from "../../runner/task-store.js";
 import type { DetailedTask } from "../../wire/task-shapes.js";
 import { RESULT_HEARTBEAT_MS } from "../../limits.js";
@@ -123,19 +124,4 @@ function finalAnswer(id: string | number, task: DetailedTask, related: Record<st
       status: task.status,
     }),
   );
-}
-
-/** The runner's newline-delimited task stream, one task at a time. */
-async function* tasksOf(reader: ReadableStreamDefaultReader<string>): AsyncGenerator<DetailedTask> {
-  let buffered = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return;
-    buffered += value;
-    let newline: number;
-    while ((newline = buffered.indexOf("\n")) >= 0) {
-      yield JSON.parse(buffered.slice(0, newline)) as DetailedTask;
-      buffered = buffered.slice(newline + 1);
-    }
-  }
 }
