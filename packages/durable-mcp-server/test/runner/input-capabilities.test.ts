@@ -61,6 +61,9 @@ const envelopeOf = (task: DetailedTask) =>
   (task.result as { structuredContent?: { error?: unknown } })?.structuredContent?.error;
 const textOf = (task: Record<string, any>) => JSON.parse(task.result.content[0].text);
 
+/** What a client declares arrives as unchecked JSON: the tests use shapes ClientCapabilities does not allow. */
+const asDeclared = (value: unknown) => value as ClientCapabilities;
+
 describe("a task asks only what its client declared", () => {
   it("never shows input_required to a Tasks client without elicitation: the task ends input_unavailable", async () => {
     const taskId = await ask("form", TASKS);
@@ -216,8 +219,6 @@ describe("what is stored of a declaration", () => {
       { sampling: {}, roots: [] },
       { sampling: { tools: true }, experimental: { x: 1 } },
     ];
-    // What a client declares arrives as unchecked JSON: these include shapes ClientCapabilities does not allow.
-    const asDeclared = (value: unknown) => value as ClientCapabilities;
     for (const declared of declarations.map(asDeclared)) {
       const kept = questionCapabilities(declared);
       for (const request of requests) {
