@@ -8,6 +8,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { durableMcp, McpServer } from "durable-mcp-server";
 import * as z from "zod";
+import { filesFloor } from "./files-floor.ts";
 
 export interface Env {
   TASK_RUNNER: DurableObjectNamespace;
@@ -272,7 +273,7 @@ export default {
     if (url.pathname === "/mcp") return mcp.serve(request, env);
     if (url.pathname === "/mcp-quiet") return quiet.serve(request, env);
     if (url.pathname === "/mcp-step-events") return stepEvents.serve(request, env);
-    if (url.pathname.startsWith("/floor/")) return floor(url, env);
+    if (url.pathname.startsWith("/floor/")) return (await filesFloor(request, url, env.FILES)) ?? floor(url, env);
     if (url.pathname === "/files" || url.pathname.startsWith("/files/")) return mcp.serveFiles(request, env);
     return new Response("Not found", { status: 404 });
   },

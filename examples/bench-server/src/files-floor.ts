@@ -1,0 +1,62 @@
+// The floor of the files rows of `pnpm bench` (bench/files.ts): what R2 itself does with the same bytes in the same
+// runtime, with nothing of the library in between, and the CPU the upload's resumable SHA-256 costs per byte.
+//   PUT    /floor/r2-put?size=N    the request body (Content-Length N) into one FILES.put() → { key, size, putMs }
+//   GET    /floor/r2-get?key=K     that object streamed back, as a download of a ready file is
+//   DELETE /floor/r2-put?key=K     removes it
+//   GET    /floor/sha256?mib=N     N MiB hashed by the library's resumable SHA-256 and by the native digest (ms)
+import { Sha256 } from "../../../packages/durable-mcp-server/src/files/sha256-state.ts";
+
+const MIB = 1024 * 1024;
+const MAX_BYTES = 4 * 1024 * MIB;
+
+const text = (status: number, message: string) => new Response(`${message}\n`, { status });
+
+export async function filesFloor(request: Request, url: URL, bucket: R2Bucket): Promise<Response | null> {
+  switch (url.pathname) {
+    case "/floor/r2-put": {
+      if (request.method === "DELETE") {
+        const key = url.searchParams.get("key") ?? "";
+        if (!key.startsWith("floor/")) return text(400, "key must start with floor/");
+        await bucket.delete(key);
+        return new Response(null, { status: 204 });
+      }
+      const size = Number(url.searchParams.get("size"));
+      if (!Number.isSafeInteger(size) || size < 0 || size > MAX_BYTES) return text(400, "size out of range");
+      if (request.headers.get("Content-Length") !== String(size) || !request.body) {
+        return text(411, "the body must have Content-Length equal to size");
+      }
+      const key = `floor/r2-put-${crypto.randomUUID()}`;
+      const started = Date.now();
+      const object = await bucket.put(key, request.body.pipeThrough(new FixedLengthStream(size)));
+      return Response.json({ key, size: object?.size ?? null, putMs: Date.now() - started });
+    }
+    case "/floor/r2-get": {
+      const key = url.searchParams.get("key") ?? "";
+      const object = key.startsWith("floor/") ? await bucket.get(key) : null;
+      if (!object) return text(404, "no such object");
+      return new Response(object.body, { headers: { "Content-Length": String(object.size) } });
+    }
+    case "/floor/sha256": {
+      const mib = Number(url.searchParams.get("mib") ?? 64);
+      if (!Number.isInteger(mib) || mib < 1 || mib > 1024) return text(400, "mib must be 1..1024");
+      const chunk = new Uint8Array(MIB);
+      for (let at = 0; at < MIB; at += 65_536) crypto.getRandomValues(chunk.subarray(at, at + 65_536));
+      // The local workerd's clock moves during CPU work (the bench's clock check says so); deployed, it would not.
+      let started = performance.now();
+      const resumable = new Sha256();
+      for (let i = 0; i < mib; i++) resumable.update(chunk);
+      resumable.digest();
+      const resumableMs = performance.now() - started;
+      started = performance.now();
+      const native = new crypto.DigestStream("SHA-256");
+      const writer = native.getWriter();
+      for (let i = 0; i < mib; i++) await writer.write(chunk);
+      await writer.close();
+      await native.digest;
+      const nativeMs = performance.now() - started;
+      return Response.json({ mib, resumableMs, nativeMs });
+    }
+    default:
+      return null;
+  }
+}
