@@ -61,6 +61,11 @@ export const TOOL_CHUNK_BYTES = MIB;
 /** R2 multipart rules: parts of at least 5 MiB, all equal but the last, at most 10,000 of them. */
 export const MIN_PART_BYTES = 5 * MIB;
 export const MAX_PARTS = 10_000;
+/**
+ * A tus PATCH holds its upload's write lease while it streams; one whose writer committed and renewed nothing for
+ * this long (its Worker died mid-body) lapses, so the next PATCH can go on from the last committed offset.
+ */
+export const UPLOAD_LEASE_MS = 60_000;
 
 // --- The 2025-11-25 tasks wire (routing/wire-2025/; docs/limits.md, "The 2025-11-25 tasks wire") ---
 /** A signed session id stays valid this long after `initialize`; afterwards it is treated as no session. */

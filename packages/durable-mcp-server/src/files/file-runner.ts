@@ -3,12 +3,17 @@ import { applyMigrations, schemaVersion } from "../storage/migrations.js";
 import { expiryOf } from "../util/expiry.js";
 import { FILE_MIGRATIONS, FileStore, type FileRecord } from "./file-store.js";
 import type { UrlScope } from "./signed-urls.js";
+import { UPLOAD_LEASE_MS } from "../limits.js";
+import { Sha256 } from "./sha256-state.js";
 import {
   completeUpload,
   partSizeFor,
   receiveChunk,
-  RunningDigest,
+  type BeginWrite,
   type ChunkChecksum,
+  type WriteCommit,
+  type WriteCoordinator,
+  type WriteEnding,
   type WriteOutcome,
 } from "./upload.js";
 
@@ -39,14 +44,15 @@ export interface StoredFile extends Omit<NewFile, "sha256"> {
   sha256: string;
 }
 
-/** The RPC surface of a FileRunner. */
-export interface FileRunnerRpc {
+/** The RPC surface of a FileRunner. A PATCH streams its bytes to R2 from the Worker and coordinates through it. */
+export interface FileRunnerRpc extends WriteCoordinator {
   /** Creates the upload. The same handle again returns the existing record if the spec matches, else null. */
   create(file: NewFile): Promise<FileRecord | null>;
   status(access: FileAccess): Promise<FileRecord | null>;
   /**
-   * Appends `body` at `offset`; `checksum` is the digest the chunk must have, `length` its size when known (a chunk
-   * that cannot fit is then refused whole, unread). Null when the file is unknown.
+   * Appends `body` at `offset` from inside the object (for callers that hold only the stub, such as
+   * `file_upload_write`); `checksum` is the digest the chunk must have, `length` its size when known (a chunk that
+   * cannot fit is then refused whole, unread). Null when the file is unknown.
    */
   write(
     access: FileAccess,
@@ -75,6 +81,19 @@ function fileEvent(event: string, fields: Record<string, string | number | boole
   else console.log(line);
 }
 
+/** The one writer of an upload, in the object's memory, with what `too_long` restores. */
+interface Lease {
+  id: string;
+  touchedAt: number;
+  /** The upload as the writer found it. */
+  from: number;
+  partCount: number;
+  pending: Uint8Array[];
+  hashState: Uint8Array | null;
+  released: Promise<void>;
+  release: () => void;
+}
+
 /** All bytes are in, the upload is not complete yet. */
 function received(file: FileRecord): boolean {
   return file.state === "uploading" && file.offset === file.size;
@@ -93,9 +112,10 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
   return class FileRunner extends DurableObject<Env> implements FileRunnerRpc {
     private store = new FileStore(this.ctx.storage.sql);
     private ready: boolean;
-    /** Writes and terminations one at a time, in arrival order. */
+    /** Creations, completions, terminations and expiry one at a time, in arrival order. */
     private queue: Promise<unknown> = Promise.resolve();
-    private digest: RunningDigest | null = null;
+    /** The writer streaming into this upload now, if any: one at a time (see beginWrite). */
+    private lease: Lease | null = null;
 
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env);
@@ -116,7 +136,6 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
           return same ? existing : null;
         }
         await this.insert(file, { declaredSha256: file.sha256, sha256: null, state: "uploading", offset: 0 });
-        this.digest = new RunningDigest();
         fileEvent("file_created", { handle: file.handle, size: file.size, mimeType: file.mimeType });
         // An empty file is complete the moment it exists.
         if (file.size === 0) await this.complete();
@@ -126,7 +145,8 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
 
     async status(access: FileAccess): Promise<FileRecord | null> {
       const file = this.owned(access);
-      if (!file || !received(file)) return file;
+      // A writer that holds the lease completes the upload itself.
+      if (!file || !received(file) || this.lease) return file;
       // Every byte was kept but completion never ran (the process died in between): finish it now.
       return this.serialized(async () => {
         const again = this.owned(access);
@@ -142,33 +162,115 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       checksum: ChunkChecksum | null,
       length: number | null = null,
     ): Promise<WriteOutcome | null> {
-      return this.serialized(async () => {
-        const file = this.owned(access, "upload");
-        if (!file) {
-          await body.cancel().catch(() => {});
-          return null;
+      return receiveChunk(this, this.bucket(), objectKey(access.handle), access, offset, body, checksum, length);
+    }
+
+    /**
+     * Starts a write at `offset`: waits while another writer holds the lease (so concurrent PATCHes stay sequential
+     * and all but one then find the offset moved: 409), refuses what cannot be written, and hands the writer the
+     * committed state it continues from. A lease whose writer went silent for UPLOAD_LEASE_MS lapses.
+     */
+    async beginWrite(access: FileAccess, offset: number, length: number | null): Promise<BeginWrite | null> {
+      for (;;) {
+        const held = this.lease;
+        if (!held) break;
+        const left = held.touchedAt + UPLOAD_LEASE_MS - Date.now();
+        if (left <= 0) {
+          fileEvent("file_write_lapsed", { handle: access.handle, lease: held.id });
+          this.endLease(held);
+          break;
         }
-        if (file.state === "ready") {
-          await body.cancel().catch(() => {});
-          if (offset !== file.size) return { kind: "offset_mismatch", file };
-          return { kind: length === 0 ? "written" : "too_long", file };
+        await Promise.race([held.released, new Promise((resolve) => setTimeout(resolve, left))]);
+      }
+      const file = this.owned(access, "upload");
+      if (!file) return null;
+      const refuse = (outcome: WriteOutcome): BeginWrite => ({ kind: "refused", outcome });
+      if (file.state === "ready") {
+        if (offset !== file.size) return refuse({ kind: "offset_mismatch", file });
+        return refuse({ kind: length === 0 ? "written" : "too_long", file });
+      }
+      if (offset !== file.offset) return refuse({ kind: "offset_mismatch", file });
+      if (length !== null && offset + length > file.size) return refuse({ kind: "too_long", file });
+      // Every byte was kept but completion never ran (the process died in between): finish it now.
+      if (received(file)) return refuse(await this.serialized(() => this.complete()));
+      let release = () => {};
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const lease: Lease = {
+        id: crypto.randomUUID(),
+        touchedAt: Date.now(),
+        from: file.offset,
+        partCount: this.store.partCount(),
+        pending: this.store.pendingBytes(),
+        hashState: this.store.hashState(),
+        released,
+        release,
+      };
+      this.lease = lease;
+      let current = file;
+      if (file.size > file.partSize && !file.uploadId) {
+        try {
+          const upload = await this.bucket().createMultipartUpload(objectKey(file.handle), {
+            httpMetadata: { contentType: file.mimeType },
+          });
+          this.ctx.storage.transactionSync(() => this.store.setUploadId(upload.uploadId));
+          current = this.store.read()!;
+        } catch (error) {
+          this.endLease(lease);
+          throw error;
         }
-        if (length !== null && offset === file.offset && offset + length > file.size) {
-          await body.cancel().catch(() => {});
-          return { kind: "too_long", file };
-        }
-        if (!this.digest && file.offset === 0) this.digest = new RunningDigest();
-        const outcome = await receiveChunk(this.target(), offset, body, checksum, this.digest);
-        // The running digest is only good while it has seen exactly the bytes kept.
-        if (this.digest && this.digest.offset !== outcome.file.offset) this.digest = null;
-        if (!received(outcome.file)) return outcome;
-        // All bytes are in, whichever way this body ended (or an earlier completion was cut short): complete now.
-        const completed = await this.complete();
-        if (completed.kind === "digest_mismatch" || outcome.kind === "written" || outcome.kind === "interrupted") {
-          return completed;
-        }
-        return { ...outcome, file: completed.file } as WriteOutcome;
-      });
+      }
+      const { id, partCount, pending, hashState } = lease;
+      return { kind: "lease", lease: { id, file: current, partCount, pending, hashState } };
+    }
+
+    async commitWrite(leaseId: string, commit: WriteCommit): Promise<boolean> {
+      const lease = this.lease;
+      if (lease?.id !== leaseId) return false;
+      const file = this.ready ? this.store.read() : null;
+      if (!file || file.state !== "uploading" || commit.from !== file.offset || commit.offset > file.size) return false;
+      if (commit.hashState !== null && Sha256.lengthOf(commit.hashState) !== commit.offset) {
+        throw new Error(`upload ${file.handle}: a commit's hash state does not stand at its offset`);
+      }
+      this.ctx.storage.transactionSync(() =>
+        this.store.commit(commit.parts, commit.pending, commit.offset, commit.hashState),
+      );
+      lease.touchedAt = Date.now();
+      return true;
+    }
+
+    async renewWrite(leaseId: string): Promise<boolean> {
+      if (this.lease?.id !== leaseId) return false;
+      this.lease.touchedAt = Date.now();
+      return true;
+    }
+
+    async endWrite(leaseId: string, ending: WriteEnding): Promise<WriteOutcome | null> {
+      const lease = this.lease?.id === leaseId ? this.lease : null;
+      try {
+        return await this.serialized(async () => {
+          // Terminated or expired while the writer streamed: as unknown as any other gone file.
+          const file = this.ready ? this.store.read() : null;
+          if (!file) return null;
+          // Someone else writes now, or the object lost the lease (it restarted): the client asks where it stands.
+          if (!lease || ending === "lost") return { kind: "offset_mismatch", file };
+          if (ending === "too_long") {
+            // What this body committed is taken back: R2 keeps the bytes of its parts until the same part numbers
+            // are uploaded again, and complete() only uses the parts recorded here.
+            if (file.offset !== lease.from) {
+              this.ctx.storage.transactionSync(() =>
+                this.store.rollBack(lease.partCount, lease.pending, lease.from, lease.hashState),
+              );
+            }
+            return { kind: "too_long", file: this.store.read()! };
+          }
+          if (ending === "checksum_mismatch") return { kind: "checksum_mismatch", file };
+          if (!received(file)) return { kind: ending === "done" ? "written" : "interrupted", file };
+          // All bytes are in, whichever way this body ended: complete now.
+          return this.complete();
+        });
+      } finally {
+        if (lease) this.endLease(lease);
+      }
     }
 
     async terminate(access: FileAccess): Promise<boolean> {
@@ -176,6 +278,8 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
         const file = this.owned(access, "upload");
         if (!file) return false;
         fileEvent("file_terminated", { handle: file.handle, state: file.state, offset: file.offset });
+        // A writer still streaming finds its lease gone at its next commit and stops.
+        if (this.lease) this.endLease(this.lease);
         await this.destroy(file);
         return true;
       });
@@ -205,19 +309,26 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
     }
 
     private async complete(): Promise<WriteOutcome> {
-      const rehash = !this.digest;
+      const saved = this.store.hashState();
+      // Bytes the saved hash state does not cover, read back from R2 at completion (0 but for schema v1 uploads).
+      const rehashed = this.store.read()!.size - (saved ? Sha256.lengthOf(saved) : 0);
       const started = Date.now();
-      const outcome = await completeUpload(this.target(), this.digest);
-      this.digest = outcome.kind === "digest_mismatch" ? new RunningDigest() : null;
+      const outcome = await completeUpload(this.target());
       const fields = {
         handle: outcome.file.handle,
         size: outcome.file.size,
-        rehashed: rehash,
+        rehashed: rehashed > 0,
+        rehashedBytes: rehashed,
         ms: Date.now() - started,
       };
       if (outcome.kind === "digest_mismatch") fileEvent("file_digest_mismatch", { ...fields, actual: outcome.actual });
       else fileEvent("file_ready", { ...fields, sha256: outcome.file.sha256 });
       return outcome;
+    }
+
+    private endLease(lease: Lease): void {
+      if (this.lease === lease) this.lease = null;
+      lease.release();
     }
 
     private async destroy(file: FileRecord): Promise<void> {
@@ -227,7 +338,6 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       this.ready = false;
-      this.digest = null;
     }
 
     /**

@@ -45,9 +45,14 @@ export const FILE_MIGRATIONS: readonly string[] = [
    );
    CREATE TABLE parts (part_number INTEGER PRIMARY KEY, etag TEXT NOT NULL);
    CREATE TABLE pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, bytes BLOB NOT NULL);`,
+  // The whole-file SHA-256 state at `offset` (files/sha256-state.ts), saved in the same transaction as the offset so
+  // a resumed upload never hashes a byte twice. NULL at offset 0 means a fresh hash; NULL past 0 is an upload begun
+  // before this column existed, whose completion hashes the stored object instead.
+  `ALTER TABLE file ADD COLUMN hash_state BLOB;`,
 ];
 
 interface FileRow extends Record<string, SqlStorageValue> {
+  hash_state: ArrayBuffer | null;
   handle: string;
   principal: string;
   name: string;
@@ -95,16 +100,31 @@ export class FileStore {
     this.sql.exec("UPDATE file SET upload_id = ?", uploadId);
   }
 
+  /** The saved whole-file SHA-256 state at the current offset (see FILE_MIGRATIONS[1]). */
+  hashState(): Uint8Array | null {
+    const row = this.sql.exec<{ hash_state: ArrayBuffer | null }>("SELECT hash_state FROM file").toArray()[0];
+    return row?.hash_state ? new Uint8Array(row.hash_state) : null;
+  }
+
+  setHashState(state: Uint8Array | null): void {
+    this.sql.exec("UPDATE file SET hash_state = ?", state);
+  }
+
   /** The upload is complete and verified. */
   markReady(sha256: string): void {
-    this.sql.exec("UPDATE file SET state = 'ready', sha256 = ?, offset = size, upload_id = NULL", sha256);
+    this.sql.exec(
+      "UPDATE file SET state = 'ready', sha256 = ?, offset = size, upload_id = NULL, hash_state = NULL",
+      sha256,
+    );
     this.sql.exec("DELETE FROM parts");
     this.sql.exec("DELETE FROM pending");
   }
 
   /** Back to an empty upload (after the whole-file digest did not match). */
   reset(): void {
-    this.sql.exec("UPDATE file SET offset = 0, upload_id = NULL, sha256 = NULL, state = 'uploading'");
+    this.sql.exec(
+      "UPDATE file SET offset = 0, upload_id = NULL, sha256 = NULL, state = 'uploading', hash_state = NULL",
+    );
     this.sql.exec("DELETE FROM parts");
     this.sql.exec("DELETE FROM pending");
   }
@@ -127,6 +147,19 @@ export class FileStore {
     this.sql.exec("UPDATE file SET offset = ?", offset);
   }
 
+  /**
+   * One writer's progress (run it in a transaction): `parts` recorded (when there are any, the pending rows were
+   * their first bytes and go), `pending` rows appended, the offset moved to `offset`, and the hash state there.
+   */
+  commit(parts: R2UploadedPart[], pending: Uint8Array[], offset: number, hashState: Uint8Array | null): void {
+    for (const part of parts) {
+      this.sql.exec("INSERT OR REPLACE INTO parts (part_number, etag) VALUES (?, ?)", part.partNumber, part.etag);
+    }
+    if (parts.length > 0) this.sql.exec("DELETE FROM pending");
+    for (const row of pending) this.sql.exec("INSERT INTO pending (bytes) VALUES (?)", row);
+    this.sql.exec("UPDATE file SET offset = ?, hash_state = ?", offset, hashState);
+  }
+
   /** Buffers received bytes that do not fill a part yet, and moves the offset past them. */
   appendPending(bytes: Uint8Array, offset: number): void {
     this.sql.exec("INSERT INTO pending (bytes) VALUES (?)", bytes);
@@ -137,11 +170,11 @@ export class FileStore {
    * Back to how a refused chunk found the upload: the parts after the first `partCount` forgotten, the pending rows
    * as they were, the offset where it was.
    */
-  rollBack(partCount: number, pending: Uint8Array[], offset: number): void {
+  rollBack(partCount: number, pending: Uint8Array[], offset: number, hashState: Uint8Array | null): void {
     this.sql.exec("DELETE FROM parts WHERE part_number > ?", partCount);
     this.sql.exec("DELETE FROM pending");
     for (const row of pending) this.sql.exec("INSERT INTO pending (bytes) VALUES (?)", row);
-    this.sql.exec("UPDATE file SET offset = ?", offset);
+    this.sql.exec("UPDATE file SET offset = ?, hash_state = ?", offset, hashState);
   }
 
   pendingBytes(): Uint8Array[] {

@@ -92,6 +92,12 @@ export class Sha256 {
     return out;
   }
 
+  /** The byte count a saved state stands at, without restoring it. */
+  static lengthOf(saved: Uint8Array): number {
+    const view = new DataView(saved.buffer, saved.byteOffset, saved.byteLength);
+    return view.getUint32(33) * 0x1_0000_0000 + view.getUint32(37);
+  }
+
   static restore(saved: Uint8Array): Sha256 {
     if (saved.byteLength !== SHA256_STATE_BYTES || saved[0] !== FORMAT) {
       throw new Error("not a saved SHA-256 state of this format");

@@ -1,10 +1,10 @@
 import { isFileHandleShape } from "../ids.js";
 import { fromBase64 } from "../util/encoding.js";
 import { corsHeaders, plain } from "../util/http.js";
-import type { FileAccess } from "./file-runner.js";
+import { objectKey, type FileAccess } from "./file-runner.js";
 import { FileTooLargeError, type FileService } from "./file-service.js";
 import type { FileRecord } from "./file-store.js";
-import type { ChunkChecksum } from "./upload.js";
+import { receiveChunk, type ChunkChecksum } from "./upload.js";
 
 /**
  * The tus 1.0.0 upload protocol (core + creation, checksum, termination, expiration), so off-the-shelf clients
@@ -88,7 +88,18 @@ export async function tusPatch(request: Request, service: FileService, access: F
   if (!isFileHandleShape(access.handle)) return notFound();
   const length = parseNonNegative(request.headers.get("Content-Length"));
   const body = request.body ?? new Response(new Uint8Array(0)).body!;
-  const outcome = await service.runner(access.handle).write(access, offset, body, checksum, length);
+  // The bytes go from here to R2; the FileRunner only orders the writers and records parts, offset and hash state.
+  const key = objectKey(access.handle);
+  const outcome = await receiveChunk(
+    service.runner(access.handle),
+    service.bucket,
+    key,
+    access,
+    offset,
+    body,
+    checksum,
+    length,
+  );
   if (!outcome) return notFound();
   const headers = uploadHeaders(outcome.file);
   switch (outcome.kind) {

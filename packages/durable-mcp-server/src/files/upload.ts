@@ -1,6 +1,8 @@
 import { MAX_PARTS, MIN_PART_BYTES } from "../limits.js";
 import { toHex } from "../util/encoding.js";
+import type { FileAccess } from "./file-runner.js";
 import type { FileRecord, FileStore } from "./file-store.js";
+import { Sha256 } from "./sha256-state.js";
 
 const MIB = 1024 * 1024;
 /** Received bytes are kept in SQLite rows of at most this size (a value may be at most 2 MB). */
@@ -38,65 +40,131 @@ export interface UploadTarget {
   key: string;
 }
 
-/**
- * The sha256 of the upload so far, while this object instance lives. Its state cannot be saved, so after an
- * eviction it is gone and completion hashes the stored object instead; it is also dropped whenever bytes it saw
- * are discarded.
- */
-export class RunningDigest {
-  offset = 0;
-  readonly #stream = new crypto.DigestStream("SHA-256");
-  readonly #writer = this.#stream.getWriter();
-
-  async feed(position: number, bytes: Uint8Array): Promise<boolean> {
-    if (position !== this.offset) return false;
-    await this.#writer.write(bytes);
-    this.offset += bytes.byteLength;
-    return true;
-  }
-
-  async hex(): Promise<string> {
-    await this.#writer.close();
-    return toHex(await this.#stream.digest);
-  }
+/** What a writer gets from `beginWrite`: the upload as committed, and the lease it commits under. */
+export interface WriteLease {
+  id: string;
+  file: FileRecord;
+  /** Parts recorded so far; the next one is number `partCount + 1`. */
+  partCount: number;
+  /** The bytes after the last part (already counted in `file.offset` and hashed): the start of the next part. */
+  pending: Uint8Array[];
+  /** The whole-file SHA-256 at `file.offset` (sha256-state.ts); null past 0 for an upload older than the column. */
+  hashState: Uint8Array | null;
 }
 
+export type BeginWrite = { kind: "lease"; lease: WriteLease } | { kind: "refused"; outcome: WriteOutcome };
+
+/** A writer's progress: committed in one transaction, only under its lease and only from the offset it names. */
+export interface WriteCommit {
+  from: number;
+  offset: number;
+  parts: R2UploadedPart[];
+  pending: Uint8Array[];
+  hashState: Uint8Array | null;
+}
+
+/** How a writer's body ended; "lost" when the lease was gone at a commit. */
+export type WriteEnding = "done" | "interrupted" | "too_long" | "checksum_mismatch" | "lost";
+
+/** The FileRunner's side of a write: one writer at a time, commits under its lease, completion at the end. */
+export interface WriteCoordinator {
+  /** Null when `access` does not reach the file; "refused" with the answer when no write may start. */
+  beginWrite(access: FileAccess, offset: number, length: number | null): Promise<BeginWrite | null>;
+  /** False when the lease is no longer this writer's or the offset moved: the writer must stop. */
+  commitWrite(leaseId: string, commit: WriteCommit): Promise<boolean>;
+  /** Keeps a slow writer's lease from lapsing between commits. */
+  renewWrite(leaseId: string): Promise<boolean>;
+  /** Releases the lease; completes the upload when every byte is in. */
+  endWrite(leaseId: string, ending: WriteEnding): Promise<WriteOutcome | null>;
+}
+
+/** How often a writer that commits nothing (a slow client filling a part) renews its lease. */
+const RENEW_MS = 10_000;
+
 /**
- * Receives one PATCH (or `file_upload_write`) body at `offset`. Without a per-chunk checksum, every full part goes
- * to R2 as soon as it is whole, and whatever is left when the body ends — normally or broken off — goes into SQLite
- * rows, so a dropped connection loses nothing that arrived (only a crash loses the part being filled, at most one
- * part). With a checksum, nothing is kept until the whole chunk arrived and matched it. A body that runs past the
- * declared length is refused whole, whenever the excess shows up: the parts it already recorded are taken back.
+ * Receives one PATCH (or `file_upload_write`) body at `offset`, where it runs (the Worker for a PATCH: the bytes go
+ * from here straight to R2, the FileRunner only orders and records). Every full part is hashed and uploaded, then
+ * committed with the offset after it and the hash state there. Without a per-chunk checksum, whatever is left when
+ * the body ends — normally or broken off — is committed as pending rows, so a dropped connection loses nothing that
+ * arrived (only a crash loses the part being filled, at most one part). With a checksum, nothing is committed until
+ * the whole chunk arrived and matched it. A body that runs past the declared length is refused whole, whenever the
+ * excess shows up: the FileRunner takes back what this body committed.
  */
 export async function receiveChunk(
-  target: UploadTarget,
+  coordinator: WriteCoordinator,
+  bucket: R2Bucket,
+  key: string,
+  access: FileAccess,
   offset: number,
   body: ReadableStream<Uint8Array>,
   checksum: ChunkChecksum | null,
-  digest: RunningDigest | null,
-): Promise<WriteOutcome> {
-  const { store, storage } = target;
-  const file = store.read()!;
-  if (offset !== file.offset) {
+  length: number | null,
+): Promise<WriteOutcome | null> {
+  const begun = await coordinator.beginWrite(access, offset, length);
+  if (!begun || begun.kind === "refused") {
     await body.cancel().catch(() => {});
-    return { kind: "offset_mismatch", file };
+    return begun ? begun.outcome : null;
   }
+  const { lease } = begun;
+  let ending: WriteEnding;
+  try {
+    ending = await stream(coordinator, bucket, key, lease, body, checksum);
+  } catch (error) {
+    // R2 or the FileRunner failed mid-body: the lease is released (what was committed stays), and that first
+    // error is the one that propagates, not a second one from the release.
+    await coordinator.endWrite(lease.id, "interrupted").catch(() => {});
+    throw error;
+  }
+  return coordinator.endWrite(lease.id, ending);
+}
+
+async function stream(
+  coordinator: WriteCoordinator,
+  bucket: R2Bucket,
+  key: string,
+  lease: WriteLease,
+  body: ReadableStream<Uint8Array>,
+  checksum: ChunkChecksum | null,
+): Promise<WriteEnding> {
+  const { file } = lease;
   const partSize = file.partSize;
+  const hash = lease.hashState ? Sha256.restore(lease.hashState) : file.offset === 0 ? new Sha256() : null;
   const chunkDigest = checksum ? new crypto.DigestStream(checksum.algorithm) : null;
   const chunkWriter = chunkDigest?.getWriter();
-  const partsBefore = store.partCount();
-  let partNumber = partsBefore + 1;
+  let partNumber = lease.partCount + 1;
+  /** Bytes of the part being filled that were committed before this body (sent up with it). */
+  let head = lease.pending;
   let buffered = file.offset - (partNumber - 1) * partSize;
-  /** The rows buffered before this body, once a part of this body took them (to put back if it overflows). */
-  let pendingBefore: Uint8Array[] = [];
   let position = file.offset;
   let kept = file.offset;
   const carry = new ByteQueue();
   const newParts: R2UploadedPart[] = [];
-  let upload: R2MultipartUpload | null = file.uploadId
-    ? target.bucket.resumeMultipartUpload(target.key, file.uploadId)
-    : null;
+  const upload = file.uploadId ? bucket.resumeMultipartUpload(key, file.uploadId) : null;
   let ending: "done" | "interrupted" | "too_long" = "done";
+  let touched = Date.now();
+
+  /** Hashes and uploads one part: `head` and then `take` new bytes. */
+  const sendPart = async (take: number): Promise<R2UploadedPart> => {
+    const fresh = carry.take(take);
+    hash?.update(fresh);
+    const bytes = concat([...head, fresh]);
+    head = [];
+    buffered = 0;
+    if (!upload) throw new Error(`upload ${file.handle} has no multipart upload for part ${partNumber}`);
+    return upload.uploadPart(partNumber++, bytes);
+  };
+  const commit = async (parts: R2UploadedPart[], pending: Uint8Array[], to: number): Promise<boolean> => {
+    const ok = await coordinator.commitWrite(lease.id, {
+      from: kept,
+      offset: to,
+      parts,
+      pending,
+      hashState: hash?.save() ?? null,
+    });
+    kept = to;
+    touched = Date.now();
+    return ok;
+  };
 
   const reader = body.getReader();
   for (;;) {
@@ -115,31 +183,24 @@ export async function receiveChunk(
       break;
     }
     await chunkWriter?.write(next.value);
-    await digest?.feed(position, next.value);
     carry.push(next.value);
     position += next.value.byteLength;
     // The part holding the file's last byte waits for the body's end: only then is it known that no byte past the
     // length follows, and the offset never reaches the length from a body that is still going.
     while (buffered + carry.length >= partSize && partNumber * partSize < file.size) {
       const take = partSize - buffered;
-      const head = buffered > 0 ? store.pendingBytes() : [];
-      if (buffered > 0) pendingBefore = head;
-      const bytes = concat([...head, carry.take(take)]);
-      if (!upload) {
-        upload = await target.bucket.createMultipartUpload(target.key, {
-          httpMetadata: { contentType: file.mimeType },
-        });
-        const id = upload.uploadId;
-        storage.transactionSync(() => store.setUploadId(id));
+      const part = await sendPart(take);
+      if (checksum) newParts.push(part);
+      else if (!(await commit([part], [], kept + take))) {
+        await reader.cancel().catch(() => {});
+        return "lost";
       }
-      const part = await upload.uploadPart(partNumber++, bytes);
-      buffered = 0;
-      if (checksum) {
-        newParts.push(part);
-      } else {
-        kept += take;
-        const at = kept;
-        storage.transactionSync(() => store.commitPart(part, at));
+    }
+    if (Date.now() - touched > RENEW_MS) {
+      touched = Date.now();
+      if (!(await coordinator.renewWrite(lease.id))) {
+        await reader.cancel().catch(() => {});
+        return "lost";
       }
     }
   }
@@ -148,48 +209,30 @@ export async function receiveChunk(
     // The chunk's digest is never read now, and aborting its writer rejects it: handled here, not left unhandled.
     chunkDigest?.digest.catch(() => {});
     await chunkWriter?.abort().catch(() => {});
-    // Parts recorded for this body go; R2 keeps their bytes until the same part numbers are uploaded again, and
-    // complete() only uses the parts recorded here.
-    if (kept !== file.offset) {
-      storage.transactionSync(() => store.rollBack(partsBefore, pendingBefore, file.offset));
-    }
-    return { kind: "too_long", file: store.read()! };
+    return "too_long";
   }
   if (checksum) {
     await chunkWriter!.close();
     const sent = new Uint8Array(await chunkDigest!.digest);
-    if (ending !== "done") return { kind: ending, file: store.read()! };
-    if (!equalBytes(sent, checksum.digest)) return { kind: "checksum_mismatch", file: store.read()! };
-    // The chunk is whole and matches: keep its parts and its tail in one transaction.
-    const partsEnd = position - carry.length;
-    keep(target, carry, partsEnd, () => {
-      for (const part of newParts) store.commitPart(part, partsEnd);
-    });
-    return { kind: "written", file: store.read()! };
+    if (ending !== "done") return ending;
+    if (!equalBytes(sent, checksum.digest)) return "checksum_mismatch";
   }
-  keep(target, carry, kept);
-  const now = store.read()!;
-  return ending === "done" ? { kind: "written", file: now } : { kind: ending, file: now };
-}
-
-/**
- * In one transaction: `before` (parts to record), then what `carry` holds as SQLite rows after offset `from`,
- * moving the offset past them.
- */
-function keep(target: UploadTarget, carry: ByteQueue, from: number, before?: () => void): void {
+  // The body ended with the file's last byte: the last part goes up from here too, not through the FileRunner.
+  if (ending === "done" && position === file.size && upload && buffered + carry.length > 0) {
+    newParts.push(await sendPart(carry.length));
+    return (await commit(newParts, [], position)) ? "done" : "lost";
+  }
+  if (carry.length === 0 && newParts.length === 0) return ending;
   const rows = carry.drain(PENDING_ROW_BYTES);
-  target.storage.transactionSync(() => {
-    before?.();
-    let at = from;
-    for (const row of rows) target.store.appendPending(row, (at += row.byteLength));
-  });
+  for (const row of rows) hash?.update(row);
+  return (await commit(newParts, rows, position)) ? ending : "lost";
 }
 
 /**
  * Turns a fully received upload into the stored object: the buffered tail becomes the last part (or, for a file
  * smaller than one part, the whole object), then the sha256 is checked against the declared one.
  */
-export async function completeUpload(target: UploadTarget, digest: RunningDigest | null): Promise<WriteOutcome> {
+export async function completeUpload(target: UploadTarget): Promise<WriteOutcome> {
   const { store, storage, bucket, key } = target;
   const file = store.read()!;
   const tail = concat(store.pendingBytes());
@@ -211,7 +254,13 @@ export async function completeUpload(target: UploadTarget, digest: RunningDigest
       if (head?.size !== file.size) throw error;
     }
   }
-  const actual = digest && digest.offset === file.size ? await digest.hex() : await hashObject(bucket, key, file.size);
+  // The saved state normally covers every byte, and the digest needs no byte read back. Bytes it does not cover (an
+  // upload begun before the state was saved, schema v1) are read from the stored object, and only those.
+  const saved = store.hashState();
+  const hash = saved ? Sha256.restore(saved) : new Sha256();
+  if (hash.length > file.size) throw new Error(`upload ${file.handle}: its hash state is past its end`);
+  if (hash.length < file.size) await hashStored(bucket, key, hash, file.size);
+  const actual = toHex(hash.digest());
   if (file.declaredSha256 !== null && actual !== file.declaredSha256) {
     await bucket.delete(key);
     storage.transactionSync(() => store.reset());
@@ -221,13 +270,13 @@ export async function completeUpload(target: UploadTarget, digest: RunningDigest
   return { kind: "written", file: store.read()! };
 }
 
-/** sha256 of a stored object, streamed through the runtime's native digest. */
-export async function hashObject(bucket: R2Bucket, key: string, size: number): Promise<string> {
-  const object = await bucket.get(key);
+/** Feeds `hash` the stored object's bytes from where the hash stands to `size`. */
+async function hashStored(bucket: R2Bucket, key: string, hash: Sha256, size: number): Promise<void> {
+  const offset = hash.length;
+  const object = await bucket.get(key, { range: { offset, length: size - offset } });
   if (!object || object.size !== size) throw new Error(`stored object ${key} is missing or has the wrong size`);
-  const hasher = new crypto.DigestStream("SHA-256");
-  await object.body.pipeTo(hasher);
-  return toHex(await hasher.digest);
+  const reader = object.body.getReader();
+  for (let next = await reader.read(); !next.done; next = await reader.read()) hash.update(next.value);
 }
 
 function concat(chunks: Uint8Array[]): Uint8Array {
