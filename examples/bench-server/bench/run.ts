@@ -11,6 +11,7 @@ import type { JsonObject, McpHttpClient } from "@durable-mcp/test-harness";
 import { benchClient, resultOf } from "./mcp.ts";
 import { withServer, workspaceRoot, type BenchServer } from "./server.ts";
 import { median, ms, ratio, summarize, table, type Summary } from "./stats.ts";
+import { fileRowsTable, measureFiles } from "./files.ts";
 import { measureStepRows, stepRowsTable } from "./steps.ts";
 
 const port = Number(process.env.BENCH_PORT ?? 8795);
@@ -640,7 +641,9 @@ const measured = await withServer(port, async (server) => {
     newObjectFloorMs: floor.httpNewObjectFirstRow.p50,
     ...(await measureStepRows(benchClient(`${server.origin}/mcp-quiet`), scale)),
   };
-  return { floor, wire, defaults, stepEvents, engine };
+  // The files rows (issue 15): upload vs raw R2 put, download vs raw R2 get, measured here with their floors.
+  const files = process.env.BENCH_FILES === "0" ? null : await measureFiles(server.origin, log);
+  return { floor, wire, defaults, stepEvents, engine, files };
 });
 const goals = targets(measured.floor, measured.wire, measured.defaults);
 report(measured.floor, measured.wire, measured.defaults, measured.stepEvents, goals);
@@ -648,6 +651,10 @@ console.log(
   "\nStep engine on /mcp-quiet (issue 15: ≤ 10 µs per step at 2,000 steps, flat to 10,000; reads between steps)\n",
 );
 console.log(stepRowsTable(measured.engine));
+if (measured.files) {
+  console.log("\nFiles (issue 15; medians of 3 interleaved rounds, both floors measured in this run)\n");
+  console.log(fileRowsTable(measured.files));
+}
 const seconds = (now() - began) / 1000;
 const out = join(workspaceRoot, "results");
 mkdirSync(out, { recursive: true });

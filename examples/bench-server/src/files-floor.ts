@@ -1,10 +1,10 @@
 // The floor of the files rows of `pnpm bench` (bench/files.ts): what R2 itself does with the same bytes in the same
 // runtime, with nothing of the library in between, and the CPU the upload's resumable SHA-256 costs per byte.
 //   PUT    /floor/r2-put?size=N    the request body (Content-Length N) into one FILES.put() → { key, size, putMs }
-//   GET    /floor/r2-get?key=K     that object streamed back, as a download of a ready file is
+//   GET    /floor/r2-get?key=K     that object (or files/<handle>: an upload's own) streamed back
 //   DELETE /floor/r2-put?key=K     removes it
 //   GET    /floor/sha256?mib=N     N MiB hashed by the library's resumable SHA-256 and by the native digest (ms)
-import { Sha256 } from "../../../packages/durable-mcp-server/src/files/sha256-state.ts";
+import { Sha256 } from "../../../packages/durable-mcp-server/src/files/sha256-state.js";
 
 const MIB = 1024 * 1024;
 const MAX_BYTES = 4 * 1024 * MIB;
@@ -32,7 +32,8 @@ export async function filesFloor(request: Request, url: URL, bucket: R2Bucket): 
     }
     case "/floor/r2-get": {
       const key = url.searchParams.get("key") ?? "";
-      const object = key.startsWith("floor/") ? await bucket.get(key) : null;
+      // A floor object, or an uploaded file's own object (files/<handle>): the download's floor is a raw get of it.
+      const object = key.startsWith("floor/") || key.startsWith("files/") ? await bucket.get(key) : null;
       if (!object) return text(404, "no such object");
       return new Response(object.body, { headers: { "Content-Length": String(object.size) } });
     }

@@ -8,7 +8,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { durableMcp, McpServer } from "durable-mcp-server";
 import * as z from "zod";
-import { filesFloor } from "./files-floor.ts";
+import { filesFloor } from "./files-floor.js";
 
 export interface Env {
   TASK_RUNNER: DurableObjectNamespace;

@@ -136,34 +136,48 @@ async function stream(
   let head = lease.pending;
   let buffered = file.offset - (partNumber - 1) * partSize;
   let position = file.offset;
+  /** Where the bytes cut into parts so far end (committed or on their way). */
+  let cut = file.offset;
+  /** Where the committed offset stands. */
   let kept = file.offset;
   const carry = new ByteQueue();
   const newParts: R2UploadedPart[] = [];
   const upload = file.uploadId ? bucket.resumeMultipartUpload(key, file.uploadId) : null;
   let ending: "done" | "interrupted" | "too_long" = "done";
   let touched = Date.now();
+  let lost = false;
+  /**
+   * The part on its way to R2 and then to the FileRunner's record. One at a time: the next part fills from the
+   * body while it uploads (bytes keep flowing), and commits stay in part order.
+   */
+  let inflight: Promise<void> = Promise.resolve();
 
-  /** Hashes and uploads one part: `head` and then `take` new bytes. */
-  const sendPart = async (take: number): Promise<R2UploadedPart> => {
+  const commit = async (parts: R2UploadedPart[], pending: Uint8Array[], to: number, state: Uint8Array | null) => {
+    const ok = await coordinator.commitWrite(lease.id, { from: kept, offset: to, parts, pending, hashState: state });
+    if (!ok) lost = true;
+    kept = to;
+    touched = Date.now();
+  };
+  /** Hashes `head` and `take` new bytes as one part, and sends it on its way once the part before it is done. */
+  const sendPart = async (take: number): Promise<void> => {
+    await inflight;
+    if (lost) return;
     const fresh = carry.take(take);
     hash?.update(fresh);
     const bytes = concat([...head, fresh]);
     head = [];
     buffered = 0;
     if (!upload) throw new Error(`upload ${file.handle} has no multipart upload for part ${partNumber}`);
-    return upload.uploadPart(partNumber++, bytes);
-  };
-  const commit = async (parts: R2UploadedPart[], pending: Uint8Array[], to: number): Promise<boolean> => {
-    const ok = await coordinator.commitWrite(lease.id, {
-      from: kept,
-      offset: to,
-      parts,
-      pending,
-      hashState: hash?.save() ?? null,
+    const number = partNumber++;
+    cut += take;
+    const to = cut;
+    const state = hash?.save() ?? null;
+    inflight = upload.uploadPart(number, bytes).then(async (part) => {
+      if (checksum) newParts.push(part);
+      else await commit([part], [], to, state);
     });
-    kept = to;
-    touched = Date.now();
-    return ok;
+    // Awaited before the next part or at the end; until then a failure must not count as unhandled.
+    inflight.catch(() => {});
   };
 
   const reader = body.getReader();
@@ -188,22 +202,19 @@ async function stream(
     // The part holding the file's last byte waits for the body's end: only then is it known that no byte past the
     // length follows, and the offset never reaches the length from a body that is still going.
     while (buffered + carry.length >= partSize && partNumber * partSize < file.size) {
-      const take = partSize - buffered;
-      const part = await sendPart(take);
-      if (checksum) newParts.push(part);
-      else if (!(await commit([part], [], kept + take))) {
-        await reader.cancel().catch(() => {});
-        return "lost";
-      }
+      await sendPart(partSize - buffered);
     }
-    if (Date.now() - touched > RENEW_MS) {
+    if (!lost && Date.now() - touched > RENEW_MS) {
       touched = Date.now();
-      if (!(await coordinator.renewWrite(lease.id))) {
-        await reader.cancel().catch(() => {});
-        return "lost";
-      }
+      if (!(await coordinator.renewWrite(lease.id))) lost = true;
+    }
+    if (lost) {
+      await reader.cancel().catch(() => {});
+      break;
     }
   }
+  await inflight;
+  if (lost) return "lost";
 
   if (ending === "too_long") {
     // The chunk's digest is never read now, and aborting its writer rejects it: handled here, not left unhandled.
@@ -219,13 +230,16 @@ async function stream(
   }
   // The body ended with the file's last byte: the last part goes up from here too, not through the FileRunner.
   if (ending === "done" && position === file.size && upload && buffered + carry.length > 0) {
-    newParts.push(await sendPart(carry.length));
-    return (await commit(newParts, [], position)) ? "done" : "lost";
+    await sendPart(carry.length);
+    await inflight;
+    if (checksum && !lost) await commit(newParts, [], position, hash?.save() ?? null);
+    return lost ? "lost" : "done";
   }
   if (carry.length === 0 && newParts.length === 0) return ending;
   const rows = carry.drain(PENDING_ROW_BYTES);
   for (const row of rows) hash?.update(row);
-  return (await commit(newParts, rows, position)) ? ending : "lost";
+  await commit(newParts, rows, position, hash?.save() ?? null);
+  return lost ? "lost" : ending;
 }
 
 /**

@@ -1,0 +1,212 @@
+// The files rows of `pnpm bench` (issue 15): a tus upload against one raw R2 put() of the same bytes, a download
+// against one raw R2 get() of the same object, both floors measured in the same run and interleaved with
+// what they are the floor of (3 rounds: raw put, upload, raw get of the uploaded object, download), and the CPU per byte of the upload's
+// resumable SHA-256 beside the native digest. `measureFiles` returns rows shaped like the bench's targets table:
+// { metric, target, floor, measured, ratio, met }.
+//   BENCH_FILE_MIB   size of each transfer (default 256 MiB: see docs/performance.md, "Files, round 2")
+import { createHash, randomFillSync } from "node:crypto";
+import { median, ratio, table } from "./stats.ts";
+
+const MIB = 1024 * 1024;
+/** The lab's tus-js-client chunk: one PATCH per 64 MiB, under the 100 MB request body limit of Free and Pro. */
+const CHUNK = 64 * MIB;
+const TUS = { "Tus-Resumable": "1.0.0" };
+
+export interface FileTargetRow {
+  metric: string;
+  target: string;
+  floor: string;
+  measured: string;
+  ratio: string;
+  met: boolean | null;
+}
+
+export interface FileRound {
+  rawPutMs: number;
+  uploadMs: number;
+  rawGetMs: number;
+  downloadMs: number;
+}
+
+export interface FilesMeasurement {
+  sizeBytes: number;
+  chunkBytes: number;
+  rounds: FileRound[];
+  rawPutMBps: number;
+  uploadMBps: number;
+  rawGetMBps: number;
+  downloadMBps: number;
+  uploadRatio: number;
+  downloadRatio: number;
+  /** ms per MiB on the server (wrangler dev's clock moves during CPU work), medians of 3 × 64 MiB. */
+  hashMsPerMiB: { resumable: number; native: number };
+  rows: FileTargetRow[];
+}
+
+const mbps = (bytes: number, ms: number) => bytes / 1e6 / (ms / 1000);
+const now = () => performance.now();
+
+async function expectStatus(response: Response, status: number, what: string): Promise<string> {
+  const text = await response.text();
+  if (response.status !== status) throw new Error(`${what}: HTTP ${response.status} ${text}`);
+  return text;
+}
+
+/** Reads a response body to its end, hashing it; ms from the request to the last byte. */
+async function download(url: string, size: number): Promise<{ ms: number; sha256: string }> {
+  const started = now();
+  const response = await fetch(url);
+  if (response.status !== 200 || !response.body) throw new Error(`GET ${url}: HTTP ${response.status}`);
+  const hash = createHash("sha256");
+  let bytes = 0;
+  for await (const chunk of response.body) {
+    hash.update(chunk);
+    bytes += chunk.byteLength;
+  }
+  if (bytes !== size) throw new Error(`GET ${url}: ${bytes} bytes, not ${size}`);
+  return { ms: now() - started, sha256: hash.digest("hex") };
+}
+
+async function rawPut(origin: string, bytes: Uint8Array): Promise<{ ms: number; key: string }> {
+  const started = now();
+  const response = await fetch(`${origin}/floor/r2-put?size=${bytes.byteLength}`, { method: "PUT", body: bytes });
+  const { key } = JSON.parse(await expectStatus(response, 200, "raw put")) as { key: string };
+  return { ms: now() - started, key };
+}
+
+/** POST /files, then one PATCH per 64 MiB, as tus-js-client sends them; ms from the POST to the last 204. */
+async function tusUpload(origin: string, bytes: Uint8Array, sha256: string): Promise<{ ms: number; url: string }> {
+  const started = now();
+  const created = await fetch(`${origin}/files`, {
+    method: "POST",
+    headers: {
+      ...TUS,
+      "Upload-Length": String(bytes.byteLength),
+      "Upload-Metadata": `filename ${btoa("bench.bin")},sha256 ${btoa(sha256)}`,
+    },
+  });
+  await expectStatus(created, 201, "tus creation");
+  const url = created.headers.get("Location")!;
+  for (let at = 0; at < bytes.byteLength; at += CHUNK) {
+    const response = await fetch(url, {
+      method: "PATCH",
+      headers: { ...TUS, "Upload-Offset": String(at), "Content-Type": "application/offset+octet-stream" },
+      body: bytes.subarray(at, Math.min(bytes.byteLength, at + CHUNK)),
+    });
+    await expectStatus(response, 204, `PATCH at ${at}`);
+  }
+  return { ms: now() - started, url };
+}
+
+/** The server-side CPU of hashing, per MiB: the resumable SHA-256 of the upload path and the native digest. */
+async function hashCost(origin: string) {
+  const runs: Array<{ resumableMs: number; nativeMs: number; mib: number }> = [];
+  for (let i = 0; i < 3; i++) {
+    const response = await fetch(`${origin}/floor/sha256?mib=64`);
+    runs.push(JSON.parse(await expectStatus(response, 200, "sha256 floor")));
+  }
+  return {
+    resumable: median(runs.map((run) => run.resumableMs / run.mib)),
+    native: median(runs.map((run) => run.nativeMs / run.mib)),
+  };
+}
+
+export async function measureFiles(origin: string, log: (message: string) => void): Promise<FilesMeasurement> {
+  const size = Number(process.env.BENCH_FILE_MIB ?? 256) * MIB;
+  const bytes = new Uint8Array(size);
+  for (let at = 0; at < size; at += 64 * 1024) randomFillSync(bytes, at, Math.min(64 * 1024, size - at));
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  const rounds: FileRound[] = [];
+  for (let round = 0; round < 3; round++) {
+    const put = await rawPut(origin, bytes);
+    const upload = await tusUpload(origin, bytes, sha256);
+    // No authenticate on the bench: every caller is the owner, as a signed URL's bearer would be.
+    const handleUrl = upload.url.split("?")[0]!;
+    // The download's floor: one raw get() of the very object the download serves.
+    const objectKey = `files/${new URL(handleUrl).pathname.split("/").at(-1)}`;
+    const rawGet = await download(`${origin}/floor/r2-get?key=${encodeURIComponent(objectKey)}`, size);
+    const got = await download(handleUrl, size);
+    if (rawGet.sha256 !== sha256 || got.sha256 !== sha256) throw new Error("files bench: a download's sha256 differs");
+    rounds.push({ rawPutMs: put.ms, uploadMs: upload.ms, rawGetMs: rawGet.ms, downloadMs: got.ms });
+    log(
+      `files round ${round + 1}: raw put ${mbps(size, put.ms).toFixed(1)} MB/s, upload ${mbps(size, upload.ms).toFixed(1)} MB/s, ` +
+        `raw get ${mbps(size, rawGet.ms).toFixed(1)} MB/s, download ${mbps(size, got.ms).toFixed(1)} MB/s`,
+    );
+    // The local bucket keeps every object on disk until the run ends: free them as we go.
+    await expectStatus(
+      await fetch(`${origin}/floor/r2-put?key=${encodeURIComponent(put.key)}`, { method: "DELETE" }),
+      204,
+      "raw put cleanup",
+    );
+    await expectStatus(await fetch(handleUrl, { method: "DELETE", headers: TUS }), 204, "upload cleanup");
+  }
+  const hash = await hashCost(origin);
+  const rawPutMBps = median(rounds.map((r) => mbps(size, r.rawPutMs)));
+  const uploadMBps = median(rounds.map((r) => mbps(size, r.uploadMs)));
+  const rawGetMBps = median(rounds.map((r) => mbps(size, r.rawGetMs)));
+  const downloadMBps = median(rounds.map((r) => mbps(size, r.downloadMs)));
+  const uploadRatio = uploadMBps / rawPutMBps;
+  const downloadRatio = downloadMBps / rawGetMBps;
+  const spread = (pick: (r: FileRound) => number, floor: (r: FileRound) => number) =>
+    rounds.map((r) => (floor(r) / pick(r)).toFixed(2)).join(", ");
+  const mib = size / MIB;
+  const rows: FileTargetRow[] = [
+    {
+      metric: `upload: tus, ${mib} MiB in ${CHUNK / MIB} MiB PATCHes (rounds: ${spread(
+        (r) => r.uploadMs,
+        (r) => r.rawPutMs,
+      )})`,
+      target: "≥ 0.9× raw put",
+      floor: `raw R2 put ${rawPutMBps.toFixed(1)} MB/s`,
+      measured: `${uploadMBps.toFixed(1)} MB/s`,
+      ratio: ratio(uploadRatio),
+      met: uploadRatio >= 0.9,
+    },
+    {
+      metric: `download: GET /files/<handle>, ${mib} MiB (rounds: ${spread(
+        (r) => r.downloadMs,
+        (r) => r.rawGetMs,
+      )})`,
+      target: "≥ 0.95× raw get",
+      floor: `raw R2 get ${rawGetMBps.toFixed(1)} MB/s`,
+      measured: `${downloadMBps.toFixed(1)} MB/s`,
+      ratio: ratio(downloadRatio),
+      met: downloadRatio >= 0.95,
+    },
+    {
+      metric: "upload hash CPU: resumable SHA-256 (information)",
+      target: "—",
+      floor: `native digest ${((hash.native * 1e6) / MIB).toFixed(2)} ns/B`,
+      measured: `${((hash.resumable * 1e6) / MIB).toFixed(2)} ns/B`,
+      ratio: ratio(hash.resumable / hash.native),
+      met: null,
+    },
+  ];
+  return {
+    sizeBytes: size,
+    chunkBytes: CHUNK,
+    rounds,
+    rawPutMBps,
+    uploadMBps,
+    rawGetMBps,
+    downloadMBps,
+    uploadRatio,
+    downloadRatio,
+    hashMsPerMiB: hash,
+    rows,
+  };
+}
+
+export function fileRowsTable(measurement: FilesMeasurement): string {
+  return table([
+    ["metric", "target", "floor", "measured", "ratio", "met"],
+    ...measurement.rows.map((row) => [
+      row.metric,
+      row.target,
+      row.floor,
+      row.measured,
+      row.ratio,
+      row.met === null ? "—" : row.met ? "yes" : "NO",
+    ]),
+  ]);
+}
