@@ -124,8 +124,18 @@ export async function measureFiles(origin: string, log: (message: string) => voi
     const handleUrl = upload.url.split("?")[0]!;
     // The download's floor: one raw get() of the very object the download serves.
     const objectKey = `files/${new URL(handleUrl).pathname.split("/").at(-1)}`;
-    const rawGet = await download(`${origin}/floor/r2-get?key=${encodeURIComponent(objectKey)}`, size);
-    const got = await download(handleUrl, size);
+    // In turn first and second: whichever read follows the upload directly pays for its aftermath.
+    const reads = [
+      () => download(`${origin}/floor/r2-get?key=${encodeURIComponent(objectKey)}`, size),
+      () => download(handleUrl, size),
+    ];
+    const [rawGet, got] =
+      round % 2 === 0
+        ? [await reads[0]!(), await reads[1]!()]
+        : await (async () => {
+            const second = await reads[1]!();
+            return [await reads[0]!(), second];
+          })();
     if (rawGet.sha256 !== sha256 || got.sha256 !== sha256) throw new Error("files bench: a download's sha256 differs");
     rounds.push({ rawPutMs: put.ms, uploadMs: upload.ms, rawGetMs: rawGet.ms, downloadMs: got.ms });
     log(

@@ -35,7 +35,9 @@ export async function filesFloor(request: Request, url: URL, bucket: R2Bucket): 
       // A floor object, or an uploaded file's own object (files/<handle>): the download's floor is a raw get of it.
       const object = key.startsWith("floor/") || key.startsWith("files/") ? await bucket.get(key) : null;
       if (!object) return text(404, "no such object");
-      return new Response(object.body, { headers: { "Content-Length": String(object.size) } });
+      // The download's own type: a response without one is gzipped by workerd for a client that accepts it.
+      const headers = { "Content-Length": String(object.size), "Content-Type": "application/octet-stream" };
+      return new Response(object.body, { headers });
     }
     case "/floor/sha256": {
       const mib = Number(url.searchParams.get("mib") ?? 64);

@@ -158,20 +158,23 @@ async function stream(
     kept = to;
     touched = Date.now();
   };
-  /** Hashes `head` and `take` new bytes as one part, and sends it on its way once the part before it is done. */
+  /**
+   * Hashes `head` and `take` new bytes as one part (while the part before it may still be uploading), and sends it
+   * on its way once that one is done.
+   */
   const sendPart = async (take: number): Promise<void> => {
-    await inflight;
-    if (lost) return;
+    if (!upload) throw new Error(`upload ${file.handle} has no multipart upload for part ${partNumber}`);
     const fresh = carry.take(take);
     hash?.update(fresh);
     const bytes = concat([...head, fresh]);
     head = [];
     buffered = 0;
-    if (!upload) throw new Error(`upload ${file.handle} has no multipart upload for part ${partNumber}`);
     const number = partNumber++;
     cut += take;
     const to = cut;
     const state = hash?.save() ?? null;
+    await inflight;
+    if (lost) return;
     inflight = upload.uploadPart(number, bytes).then(async (part) => {
       if (checksum) newParts.push(part);
       else await commit([part], [], to, state);
