@@ -94,6 +94,20 @@ interface Lease {
   release: () => void;
 }
 
+function refuse(outcome: WriteOutcome): BeginWrite {
+  return { kind: "refused", outcome };
+}
+
+/** A promise and the function that settles it (the lease's end, which waiting writers race against). */
+function latch(): { released: Promise<void>; release: () => void } {
+  let release: (() => void) | undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  // The executor runs synchronously, so release is set here.
+  return { released, release: release! };
+}
+
 /** All bytes are in, the upload is not complete yet. */
 function received(file: FileRecord): boolean {
   return file.state === "uploading" && file.offset === file.size;
@@ -184,7 +198,6 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       }
       const file = this.owned(access, "upload");
       if (!file) return null;
-      const refuse = (outcome: WriteOutcome): BeginWrite => ({ kind: "refused", outcome });
       if (file.state === "ready") {
         if (offset !== file.size) return refuse({ kind: "offset_mismatch", file });
         return refuse({ kind: length === 0 ? "written" : "too_long", file });
@@ -193,8 +206,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       if (length !== null && offset + length > file.size) return refuse({ kind: "too_long", file });
       // Every byte was kept but completion never ran (the process died in between): finish it now.
       if (received(file)) return refuse(await this.serialized(() => this.complete()));
-      let release = () => {};
-      const released = new Promise<void>((resolve) => (release = resolve));
+      const { released, release } = latch();
       const lease: Lease = {
         id: crypto.randomUUID(),
         touchedAt: Date.now(),

@@ -133,21 +133,25 @@ describe("one writer at a time", () => {
     const second = await runner.beginWrite(access, 0, null);
     expect(second?.kind).toBe("lease");
     if (first?.kind !== "lease" || second?.kind !== "lease") return;
-    const commit = (bytes: number) => ({
-      from: 0,
-      offset: bytes,
-      parts: [],
-      pending: [new Uint8Array(bytes)],
-      hashState: new Sha256().update(new Uint8Array(bytes)).save(),
-    });
-    expect(await runner.commitWrite(first.lease.id, commit(10))).toBe(false);
+    expect(await runner.commitWrite(first.lease.id, commitOf(10))).toBe(false);
     expect((await runner.endWrite(first.lease.id, "done"))?.kind).toBe("offset_mismatch");
-    expect(await runner.commitWrite(second.lease.id, commit(20))).toBe(true);
+    expect(await runner.commitWrite(second.lease.id, commitOf(20))).toBe(true);
     // A commit must continue from the committed offset, even under the right lease.
-    expect(await runner.commitWrite(second.lease.id, commit(30))).toBe(false);
+    expect(await runner.commitWrite(second.lease.id, commitOf(30))).toBe(false);
     expect(await runner.endWrite(second.lease.id, "done")).toMatchObject({ kind: "written", file: { offset: 20 } });
   });
 });
+
+/** A commit of `bytes` zero bytes from offset 0, with the hash state over them. */
+function commitOf(bytes: number) {
+  return {
+    from: 0,
+    offset: bytes,
+    parts: [],
+    pending: [new Uint8Array(bytes)],
+    hashState: new Sha256().update(new Uint8Array(bytes)).save(),
+  };
+}
 
 function fetchFile(handle: string): Promise<Response> {
   return SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
