@@ -465,6 +465,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       } finally {
         this.running = false;
       }
+      // Steps the journal still holds are written before the outcome is: a write that failed fails the run here.
+      this.journal.flush();
       this.settle(outcome, record);
     }
 

@@ -25,6 +25,7 @@ import {
   PATCH_OCCURRENCE,
   parseStepLabel,
   stepLabel,
+  type FirstAttempt,
   type StepJournal,
   type StepKind,
   type StepRecord,
@@ -369,17 +370,11 @@ class StepEngine {
     this.releaseGates(false);
   }
 
-  /**
-   * Journals `record`. `first`: the two writes of a `do` step's first attempt on a step the journal has no row
-   * for (the row, then its result): plain statements instead of upserts (StepJournal.insertFirstAttempt).
-   */
-  private write(record: StepRecord, first?: "insert" | "result"): void {
+  /** Journals `record`. */
+  private write(record: StepRecord): void {
     this.progressed = true;
     this.records.set(keyOf(record.name, record.occurrence), record);
-    const now = this.host.now();
-    if (first === "insert") this.host.journal.insertFirstAttempt(record, now);
-    else if (first === "result") this.host.journal.writeFirstResult(record, now);
-    else this.host.journal.write(record, now);
+    this.host.journal.write(record, this.host.now());
   }
 
   private async doStep(name: string, config: StepConfig | undefined, fn: StepBody): Promise<unknown> {
@@ -423,9 +418,15 @@ class StepEngine {
       this.write(failed);
       throw stepFailure(failed);
     }
-    this.write(base, record ? undefined : "insert");
-    this.inFlight++;
     const startedAt = this.host.now();
+    // A new step's first attempt is held by the journal and written with its result, or before anything could
+    // observe it (StepJournal.beginFirstAttempt); a retry or resumed attempt is written at once.
+    let first: FirstAttempt | undefined;
+    this.progressed = true;
+    this.records.set(entry.key, base);
+    if (record) this.host.journal.write(base, startedAt);
+    else first = this.host.journal.beginFirstAttempt(base, startedAt);
+    this.inFlight++;
     this.host.event("step_started", { step: label, attempt });
     try {
       const limit = this.host.spill ? MAX_SPILLED_RESULT_BYTES : MAX_STEP_RESULT_BYTES;
@@ -437,7 +438,11 @@ class StepEngine {
       const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(label, text) : text;
       // Cancelled while the result was being spilled: the run is over, and a cancelled task journals nothing more.
       if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-      this.write({ ...base, state: "done", result: stored }, record ? undefined : "result");
+      const done: StepRecord = { ...base, state: "done", result: stored };
+      if (first) {
+        this.records.set(entry.key, done);
+        this.host.journal.finishFirstAttempt(first, stored, this.host.now());
+      } else this.write(done);
       this.host.event("step_finished", { step: label, attempt, durationMs: this.host.now() - startedAt });
       return parseJson(text);
     } catch (error) {

@@ -1,0 +1,139 @@
+// A new step's first attempt is held by the journal and written with the rows beside it in one statement (issue 15,
+// round 2): a step that succeeds at once costs a share of one statement, not two. These run the engine on a real
+// SQLite Durable Object and count the statements it sends; and they check that held rows are in SQLite before
+// anything could see the database: a body's I/O, another request, a read through the journal, the run's end.
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { migrate } from "../../src/runner/schema.js";
+import { runWithJournal, type EngineHost, type RunOutcome } from "../../src/steps/engine.js";
+import { StepJournal } from "../../src/steps/journal.js";
+import type { Step } from "../../src/steps/types.js";
+import { fixtureEnv } from "../helpers.js";
+
+interface Row {
+  name: string;
+  state: string;
+  attempts: number;
+  result: string | null;
+  key: string | null;
+}
+
+/** The real SqlStorage, counting the statements sent through it (a spy: every call reaches SQLite). */
+function counting(sql: SqlStorage): { sql: SqlStorage; statements: () => number } {
+  let statements = 0;
+  const spy = Object.create(sql) as SqlStorage;
+  spy.exec = ((query: string, ...bindings: unknown[]) => {
+    statements++;
+    return sql.exec(query, ...(bindings as SqlStorageValue[]));
+  }) as SqlStorage["exec"];
+  return { sql: spy, statements: () => statements };
+}
+
+function hostOf(journal: StepJournal): EngineHost {
+  return {
+    taskId: "task-held",
+    stepKeySalt: "held-journal-test-salt-0123456789abcdef01234",
+    journal,
+    now: () => Date.now(),
+    isCancelled: () => false,
+    setStatus: () => {},
+    inputRequested: () => {},
+    handoffAt: Number.POSITIVE_INFINITY,
+    controllers: new Set(),
+    event: () => {},
+  };
+}
+
+/** Runs `handler` against a fresh journal in a fresh object; returns the outcome, the rows and the statement count. */
+function run(handler: (step: Step, sql: SqlStorage) => Promise<unknown>) {
+  const stub = fixtureEnv.PROBE.get(fixtureEnv.PROBE.newUniqueId());
+  return runInDurableObject(stub, async (_: unknown, state: DurableObjectState) => {
+    migrate(state.storage, 0);
+    const spy = counting(state.storage.sql);
+    const journal = new StepJournal(spy.sql);
+    const outcome: RunOutcome = await runWithJournal(
+      (_input, step) => handler(step, state.storage.sql),
+      null,
+      hostOf(journal),
+    );
+    const statements = spy.statements();
+    // Read straight from SQLite, not through the journal (which would write what it holds first).
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const rows = state.storage.sql
+      .exec<Row>("SELECT name, state, attempts, result, idempotency_key AS key FROM steps ORDER BY seq")
+      .toArray();
+    return { outcome, statements, rows };
+  });
+}
+
+const rowsNow = (sql: SqlStorage) =>
+  sql.exec<{ name: string; state: string }>("SELECT name, state FROM steps ORDER BY seq").toArray();
+
+describe("the journal holds a new step's first attempt", () => {
+  it("writes 500 steps that return at once in a few statements, in order, each done with its key", async () => {
+    const { outcome, statements, rows } = await run(async (step) => {
+      for (let i = 0; i < 500; i++) await step.do(`step ${i}`, async () => i);
+      return "ok";
+    });
+    expect(outcome).toEqual({ kind: "returned", value: "ok" });
+    // Two statements per step before (the running row, then its result): 1,000 here.
+    expect(statements).toBeLessThanOrEqual(10);
+    expect(rows.map((row) => row.name)).toEqual(Array.from({ length: 500 }, (_, i) => `step ${i}`));
+    expect(rows.every((row, i) => row.state === "done" && row.attempts === 1 && row.result === String(i))).toBe(true);
+    expect(rows.every((row) => /^[A-Za-z0-9_-]{43}$/.test(row.key ?? ""))).toBe(true);
+  });
+
+  it("has a body's running row in SQLite before the body's I/O goes on", async () => {
+    const { outcome, rows } = await run(async (step, sql) => {
+      await step.do("before", async () => 1);
+      const seen = await step.do("slow", async () => {
+        // A real wait on the event loop: whatever could commit or be read meanwhile sees the database as it is now.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return rowsNow(sql);
+      });
+      return seen;
+    });
+    expect(outcome).toEqual({
+      kind: "returned",
+      value: [
+        { name: "before", state: "done" },
+        { name: "slow", state: "running" },
+      ],
+    });
+    expect(rows.map((row) => [row.name, row.state])).toEqual([
+      ["before", "done"],
+      ["slow", "done"],
+    ]);
+  });
+
+  it("has every step in SQLite once the handler waits on anything outside the run", async () => {
+    const { rows, outcome } = await run(async (step, sql) => {
+      for (let i = 0; i < 3; i++) await step.do(`step ${i}`, async () => i);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      return rowsNow(sql).map((row) => `${row.name}:${row.state}`);
+    });
+    expect(outcome).toEqual({ kind: "returned", value: ["step 0:done", "step 1:done", "step 2:done"] });
+    expect(rows).toHaveLength(3);
+  });
+
+  it("keeps journal order when a held step is followed by a step written at once", async () => {
+    const { rows } = await run(async (step) => {
+      await step.do("a", async () => 1);
+      await step.sleep("nap", 0);
+      await step.do("b", async () => 2);
+      return null;
+    });
+    expect(rows.map((row) => `${row.name}:${row.state}`)).toEqual(["a:done", "nap:done", "b:done"]);
+  });
+
+  it("writes a first attempt that fails as running, then its retry as usual", async () => {
+    const { rows, outcome } = await run(async (step) => {
+      await step.do("ok", async () => 1);
+      await step.do("flaky", { retries: { limit: 0, delay: 0 } }, async () => {
+        throw new Error("no");
+      });
+    });
+    expect(outcome.kind).toBe("threw");
+    expect(rows.map((row) => `${row.name}:${row.state}:${row.attempts}`)).toEqual(["ok:done:1", "flaky:failed:1"]);
+  });
+});
