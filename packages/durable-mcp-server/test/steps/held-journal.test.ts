@@ -10,7 +10,7 @@ import { StepJournal } from "../../src/steps/journal.js";
 import type { Step } from "../../src/steps/types.js";
 import { fixtureEnv } from "../helpers.js";
 
-interface Row {
+interface Row extends Record<string, SqlStorageValue> {
   name: string;
   state: string;
   attempts: number;
