@@ -157,7 +157,7 @@ export async function measureParallelServerClock(
     const last = Math.max(...finals.map((f) => Date.parse(f.task.lastUpdatedAt)));
     server.push(Math.max(1, last - first));
   }
-  const rate = (ms: number) => (tasks * steps) / (ms / 1000);
+  const rate = (elapsedMs: number) => (tasks * steps) / (elapsedMs / 1000);
   return {
     tasks,
     steps,
@@ -229,8 +229,9 @@ export function stepRowsTable(run: StepRowsWithFloors, previous?: StepRowsWithFl
   ]);
 }
 
+const rate = (stepsPerSecond: number) => `${Math.round(stepsPerSecond).toLocaleString("en-US")} steps/s`;
+
 function parallelRow(p: ParallelServerClock, previous: ParallelServerClock | null | undefined): string[] {
-  const rate = (n: number) => `${Math.round(n).toLocaleString("en-US")} steps/s`;
   return [
     `${p.tasks} tasks × ${p.steps} steps, server clock (median of ${p.runs})`,
     rate(p.stepsPerSecond),
