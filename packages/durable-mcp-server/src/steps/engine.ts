@@ -22,6 +22,7 @@ import {
 import type { TaskEventSink } from "../task-events.js";
 import { toMilliseconds, type Duration } from "./duration.js";
 import {
+  DERIVED_KEY,
   PATCH_OCCURRENCE,
   parseStepLabel,
   stepLabel,
@@ -47,6 +48,22 @@ import type {
   WaitForEventOptions,
   WebhookUrlOptions,
 } from "./types.js";
+
+/**
+ * Whether `value` reads back from its JSON text as itself, so that a step can return it without parsing the text it
+ * was just serialized to: strings, booleans, null and finite numbers other than -0 (which JSON writes as 0).
+ */
+function sameAsJson(value: unknown): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value) && !Object.is(value, -0);
+    default:
+      return value === null;
+  }
+}
 
 /** A journaled result that starts with this is a reference to R2; JSON text never starts with "@". */
 const SPILLED = "@r2:";
@@ -140,13 +157,88 @@ function keyOf(name: string, occurrence: number): string {
   return `${occurrence}:${name}`;
 }
 
-/** A step attempt under way (see StepEngine.attempt). */
-interface LiveAttempt {
-  deadline: number;
-  name: string;
-  timeoutMs: number;
-  reject: (reason: unknown) => void;
-  controller: AbortController | undefined;
+/**
+ * A step attempt under way, and the `StepAttempt` its body receives (see StepEngine.attempt). One object per
+ * attempt and no closures of its own, so a body that returns at once costs no AbortController, timer or key. Its
+ * state is in private fields (a body that logs or spreads its argument sees only `attempt`); the engine reaches
+ * it through the static functions below.
+ */
+class LiveAttempt implements StepAttempt {
+  readonly attempt: number;
+  #engine: StepEngine;
+  #name: string;
+  #occurrence: number;
+  #label: string;
+  #deadline: number;
+  #timeoutMs: number;
+  #key: string | null;
+  #controller: AbortController | undefined = undefined;
+  #reject: ((reason: unknown) => void) | undefined = undefined;
+
+  constructor(
+    engine: StepEngine,
+    entry: { name: string; occurrence: number; label: string },
+    attempt: number,
+    /** The key a row journaled when keys were still stored (null: derive it). */
+    journaledKey: string | null,
+    deadline: number,
+    timeoutMs: number,
+  ) {
+    this.attempt = attempt;
+    this.#engine = engine;
+    this.#name = entry.name;
+    this.#occurrence = entry.occurrence;
+    this.#label = entry.label;
+    this.#key = journaledKey;
+    this.#deadline = deadline;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /**
+   * Derived when the body first reads it, not at every attempt: HMAC(salt, `${occurrence}:${name}`) is
+   * deterministic, so every attempt, replay and run after an eviction derives the same key (step-keys.ts).
+   */
+  get idempotencyKey(): string {
+    return (this.#key ??= this.#engine.keys.derive(this.#name, this.#occurrence));
+  }
+
+  /** The body asked for its signal: a controller that cancel can abort, and whose abort ends the attempt. */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      const controller = new AbortController();
+      this.#controller = controller;
+      this.#engine.host.controllers.add(controller);
+      controller.signal.addEventListener("abort", () => this.#reject?.(controller.signal.reason));
+    }
+    return this.#controller.signal;
+  }
+
+  static settleWith(live: LiveAttempt, reject: (reason: unknown) => void): void {
+    live.#reject = reject;
+  }
+
+  static deadline(live: LiveAttempt): number {
+    return live.#deadline;
+  }
+
+  static timeoutError(live: LiveAttempt): StepTimeoutError {
+    return new StepTimeoutError(live.#label, live.#timeoutMs);
+  }
+
+  /** The attempt is over (settled, or ended by abort): its controller is no longer cancel's to abort. */
+  static end(live: LiveAttempt): void {
+    if (live.#controller) live.#engine.host.controllers.delete(live.#controller);
+  }
+
+  /** Ends `live` with `reason`, aborting its signal if the body has one. */
+  static abort(live: LiveAttempt, reason: unknown): void {
+    const controller = live.#controller;
+    if (controller) {
+      live.#engine.host.controllers.delete(controller);
+      controller.abort(reason);
+    }
+    live.#reject?.(reason);
+  }
 }
 
 /** A new step or patch marker waiting for the replay to catch up (see StepEngine.atFrontier). */
@@ -161,8 +253,12 @@ interface Entry {
   name: string;
   occurrence: number;
   key: string;
+  /** How the step is named to people (stepLabel). */
+  label: string;
   record: StepRecord | undefined;
 }
+
+const RESOLVED = Promise.resolve();
 
 const INPUT_METHODS = new Set(["elicitation/create", "sampling/createMessage", "roots/list"]);
 
@@ -181,7 +277,8 @@ class StepEngine {
   private settle!: (outcome: RunOutcome) => void;
   private settled = false;
   private readonly cancelWatch = new AbortController();
-  private readonly keys: StepKeys;
+  /** Derives the steps' idempotency keys (read by LiveAttempt when a body asks for its key). */
+  readonly keys: StepKeys;
   /** New steps and patch markers reached while journaled steps remain unvisited (see atFrontier). */
   private readonly gated: Gate[] = [];
   /** Visits of journaled steps so far: the replay's progress, which the frontier check watches. */
@@ -202,13 +299,14 @@ class StepEngine {
   /** The yield under way, shared by steps started together (Promise.all). */
   private yielding: Promise<void> | undefined;
 
-  constructor(private readonly host: EngineHost) {
+  constructor(readonly host: EngineHost) {
     for (const record of host.journal.load()) {
       const key = keyOf(record.name, record.occurrence);
       this.records.set(key, record);
       // What the replay rule holds the handler to: steps a run reached. Not patch markers (they are not steps), and
-      // not a `do` row without an idempotency key: every attempt journals one first, so such a row was written by
-      // the testing seam's inject ahead of the handler (docs/testing.md), and the handler may still be on its way.
+      // not a `do` row with a null idempotency_key: a run writes a key or DERIVED_KEY with every first attempt, so
+      // such a row was written by the testing seam's inject ahead of the handler (docs/testing.md), and the handler
+      // may still be on its way.
       if (record.kind !== "patch" && !(record.kind === "do" && record.idempotencyKey == null)) this.unvisited.add(key);
     }
     this.keys = new StepKeys(host.stepKeySalt);
@@ -282,7 +380,8 @@ class StepEngine {
     }
     const occurrence = (this.uses.get(name) ?? 0) + 1;
     const key = keyOf(name, occurrence);
-    const record = this.records.get(key);
+    // A new task's journal is empty, and a new step's record is not kept (doStep): nothing to look up.
+    const record = this.records.size === 0 ? undefined : this.records.get(key);
     if (!record && this.progressed && this.host.now() >= this.host.handoffAt) {
       this.wakeNow = true;
       return "handoff";
@@ -294,7 +393,7 @@ class StepEngine {
       this.finish({ kind: "diverged", error: new ReplayDivergenceError(stepLabel(name, occurrence), detail) });
       return "halt";
     }
-    return { name, occurrence, key, record };
+    return { name, occurrence, key, label: stepLabel(name, occurrence), record };
   }
 
   private visit(key: string): void {
@@ -383,7 +482,7 @@ class StepEngine {
     if (entry === "halt") return this.halt();
     if (entry === "handoff") return this.park();
     const { occurrence, record } = entry;
-    const label = stepLabel(name, occurrence);
+    const label = entry.label;
     if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
     if (!record && this.yieldDue() && !(await this.yieldToEventLoop())) return this.halt();
     if (record) {
@@ -393,9 +492,6 @@ class StepEngine {
     }
     // New, due for a retry, or interrupted mid-attempt (state "running" after an eviction or crash).
     const attempt = (record?.attempts ?? 0) + 1;
-    // The key journaled at the first attempt is the key for good: a later format change never re-keys a step.
-    let idempotencyKey = record?.idempotencyKey ?? null;
-    idempotencyKey ??= this.keys.derive(name, occurrence);
     const base: StepRecord = {
       name,
       occurrence,
@@ -406,7 +502,8 @@ class StepEngine {
       error: null,
       wakeAt: null,
       request: null,
-      idempotencyKey,
+      // A key journaled when keys were still stored stays the step's key; otherwise it is derived when read.
+      idempotencyKey: record?.idempotencyKey || DERIVED_KEY,
     };
     if (attempt > policy.limit + 1) {
       const error = {
@@ -420,31 +517,35 @@ class StepEngine {
     }
     const startedAt = this.host.now();
     // A new step's first attempt is held by the journal and written with its result, or before anything could
-    // observe it (StepJournal.beginFirstAttempt); a retry or resumed attempt is written at once.
+    // observe it (StepJournal.beginFirstAttempt); a retry or resumed attempt is written at once. A new step's
+    // record is not kept in `records`: a key is claimed once per run, so nothing would look it up.
     let first: FirstAttempt | undefined;
     this.progressed = true;
-    this.records.set(entry.key, base);
-    if (record) this.host.journal.write(base, startedAt);
-    else first = this.host.journal.beginFirstAttempt(base, startedAt);
+    if (record) {
+      this.records.set(entry.key, base);
+      this.host.journal.write(base, startedAt);
+    } else first = this.host.journal.beginFirstAttempt(base, startedAt);
     this.inFlight++;
     this.host.event("step_started", { step: label, attempt });
+    const live = new LiveAttempt(
+      this,
+      entry,
+      attempt,
+      base.idempotencyKey || null,
+      startedAt + policy.timeoutMs,
+      policy.timeoutMs,
+    );
     try {
       const limit = this.host.spill ? MAX_SPILLED_RESULT_BYTES : MAX_STEP_RESULT_BYTES;
-      const text = serializeResult(
-        label,
-        await this.attempt(label, fn, attempt, idempotencyKey, policy.timeoutMs),
-        limit,
-      );
+      const value = await this.attempt(live, fn);
+      const text = serializeResult(label, value, limit);
       const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(label, text) : text;
       // Cancelled while the result was being spilled: the run is over, and a cancelled task journals nothing more.
       if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-      const done: StepRecord = { ...base, state: "done", result: stored };
-      if (first) {
-        this.records.set(entry.key, done);
-        this.host.journal.finishFirstAttempt(first, stored, this.host.now());
-      } else this.write(done);
+      if (first) this.host.journal.finishFirstAttempt(first, stored, this.host.now());
+      else this.write({ ...base, state: "done", result: stored });
       this.host.event("step_finished", { step: label, attempt, durationMs: this.host.now() - startedAt });
-      return parseJson(text);
+      return sameAsJson(value) ? value : parseJson(text);
     } catch (error) {
       // Aborted by a cancel (or the run already ended): end the run as cancelled if it is not over yet.
       if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
@@ -467,6 +568,8 @@ class StepEngine {
       this.host.event("step_retry_scheduled", { step: label, attempt, durationMs, delayMs, error: failed.message });
       return this.park();
     } finally {
+      this.live.delete(live);
+      LiveAttempt.end(live);
       this.inFlight--;
       if (this.parked > 0) this.checkQuiescent();
     }
@@ -526,62 +629,26 @@ class StepEngine {
    * Runs one attempt of a step body: settles with the body, or rejects when its timeout passes or the task is
    * cancelled. The body's AbortController is made only if the body reads `signal`, and one run-level timer
    * watches every live attempt's deadline (armSweep), so a body that returns at once costs no controller and no
-   * timer of its own.
+   * timer of its own. The body runs a microtask later (never inside the caller's synchronous turn), with the
+   * attempt as its argument.
    */
-  private attempt(name: string, fn: StepBody, attempt: number, idempotencyKey: string, timeoutMs: number) {
+  private attempt(live: LiveAttempt, fn: StepBody): Promise<unknown> {
+    this.live.add(live);
+    this.armSweep(LiveAttempt.deadline(live));
     return new Promise<unknown>((resolve, reject) => {
-      const live: LiveAttempt = {
-        deadline: this.host.now() + timeoutMs,
-        name,
-        timeoutMs,
-        reject,
-        controller: undefined,
-      };
-      const controllerOf = () => this.controllerOf(live);
-      const args: StepAttempt = {
-        attempt,
-        idempotencyKey,
-        get signal() {
-          return (live.controller ??= controllerOf()).signal;
-        },
-      };
-      this.live.add(live);
-      this.armSweep(live.deadline);
-      const done = () => {
-        this.live.delete(live);
-        if (live.controller) this.host.controllers.delete(live.controller);
-      };
-      Promise.resolve()
-        .then(() => fn(args))
-        .then(
-          (value) => {
-            done();
-            resolve(value);
-          },
-          (error: unknown) => {
-            done();
-            reject(error);
-          },
-        );
+      LiveAttempt.settleWith(live, reject);
+      // fn as the reaction itself (called with the attempt): no closure per attempt. Not a function: called
+      // anyway, so that it fails as the TypeError it is (and is retried like any failure, as before).
+      const body =
+        typeof fn === "function" ? Promise.resolve(live).then(fn) : RESOLVED.then(() => (fn as StepBody)(live));
+      body.then(resolve, reject);
     });
-  }
-
-  /** The body asked for its signal: a controller that cancel can abort, and whose abort ends the attempt. */
-  private controllerOf(live: LiveAttempt): AbortController {
-    const controller = new AbortController();
-    this.host.controllers.add(controller);
-    controller.signal.addEventListener("abort", () => live.reject(controller.signal.reason));
-    return controller;
   }
 
   /** Ends `live` with `reason`, aborting its signal if the body has one. */
   private abortAttempt(live: LiveAttempt, reason: unknown): void {
     this.live.delete(live);
-    if (live.controller) {
-      this.host.controllers.delete(live.controller);
-      live.controller.abort(reason);
-    }
-    live.reject(reason);
+    LiveAttempt.abort(live, reason);
   }
 
   /** Keeps the run's one timeout timer at or before `deadline`. */
@@ -598,8 +665,9 @@ class StepEngine {
     const now = this.host.now();
     let next = Infinity;
     for (const live of this.live) {
-      if (live.deadline <= now) this.abortAttempt(live, new StepTimeoutError(live.name, live.timeoutMs));
-      else next = Math.min(next, live.deadline);
+      const deadline = LiveAttempt.deadline(live);
+      if (deadline <= now) this.abortAttempt(live, LiveAttempt.timeoutError(live));
+      else next = Math.min(next, deadline);
     }
     if (next !== Infinity) this.armSweep(next);
   }

@@ -20,12 +20,22 @@ export interface StepRecord {
   wakeAt: number | null;
   /** JSON `{ method, params }` of an input request. */
   request: string | null;
-  /** A `do` step's idempotency key, journaled with its first attempt and never changed after. */
+  /**
+   * A `do` step's idempotency key as its row keeps it: DERIVED_KEY for a step first attempted since keys are
+   * derived when a body reads them; the key itself for a step first attempted before (kept for good: a step is never
+   * re-keyed); null for a row the testing seam injected ahead of the handler.
+   */
   idempotencyKey?: string | null;
 }
 
 /** `event` and `webhook` are reserved for external events; `patch` is a `step.patched` marker. */
 export type StepKind = "do" | "sleep" | "input" | "event" | "webhook" | "patch";
+
+/**
+ * The `idempotency_key` of a step whose key is not stored: HMAC(salt, `${occurrence}:${name}`) is deterministic,
+ * so it is derived whenever a body reads it (engine.ts LiveAttempt), the same on every attempt, replay and run.
+ */
+export const DERIVED_KEY = "";
 
 /** The occurrence a patch marker is journaled under: steps count from 1, so a marker never takes a step's key. */
 export const PATCH_OCCURRENCE = 0;
@@ -129,7 +139,11 @@ const STEP_COLUMNS = "name, occurrence, kind, state, attempts, result, error, wa
  * its row as it stands (running, or done with its result) and when the attempt started and last changed.
  */
 export interface FirstAttempt {
+  /** The step's `running` row as the engine made it (not changed here). */
   record: StepRecord;
+  /** Where the held row stands: `running`, or `done` with its result. */
+  state: "running" | "done";
+  result: string | null;
   startedAt: number;
   updatedAt: number;
   /** Written to SQLite: from then on the row is updated in place. */
@@ -148,11 +162,14 @@ const MAX_BATCHED_RESULT_CHARS = 16 * 1024;
 const IDLE_HOPS = 32;
 const RESOLVED = Promise.resolve();
 
-/** Held rows, written as one statement: a JSON array of [name, occurrence, state, result, key, started, updated]. */
+/**
+ * Held rows, written as one statement: a JSON array of [name, occurrence, state, result, started, updated]. A
+ * `do` step's key is derived, not stored (DERIVED_KEY); attempt 1 is timed in its row (attempt_started_at).
+ */
 const INSERT_HELD = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, error, wake_at, request, updated_at,
   started_at, idempotency_key, attempt_started_at)
-  SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, NULL, NULL, NULL, value ->> 6, value ->> 5,
-    value ->> 4, value ->> 5 FROM json_each(?)`;
+  SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, NULL, NULL, NULL, value ->> 5, value ->> 4,
+    '${DERIVED_KEY}', value ->> 4 FROM json_each(?)`;
 
 /**
  * The SQLite step ledger of one task. `load()` reads the whole journal in one query per run, so resuming a
@@ -206,7 +223,14 @@ export class StepJournal {
    */
   beginFirstAttempt(record: StepRecord, now: number): FirstAttempt {
     if (this.failure !== undefined) throw this.failure.error;
-    const attempt: FirstAttempt = { record, startedAt: now, updatedAt: now, written: false };
+    const attempt: FirstAttempt = {
+      record,
+      state: "running",
+      result: null,
+      startedAt: now,
+      updatedAt: now,
+      written: false,
+    };
     this.held.push(attempt);
     this.heldChars += record.name.length + 96;
     this.changes++;
@@ -218,14 +242,9 @@ export class StepJournal {
   /** The first attempt succeeded with `result`: its held row becomes `done`, or its written row is updated. */
   finishFirstAttempt(attempt: FirstAttempt, result: string | null, now: number): void {
     if (this.failure !== undefined) throw this.failure.error;
-    attempt.record = { ...attempt.record, state: "done", result };
-    attempt.updatedAt = now;
     this.changes++;
     // A long result is not escaped into the batch's JSON: the row goes out as running, and is updated below.
-    if (!attempt.written && result !== null && result.length > MAX_BATCHED_RESULT_CHARS) {
-      attempt.record = { ...attempt.record, state: "running", result: null };
-      this.flush();
-    }
+    if (!attempt.written && result !== null && result.length > MAX_BATCHED_RESULT_CHARS) this.flush();
     if (attempt.written) {
       this.sql.exec(
         "UPDATE steps SET state = 'done', result = ?, updated_at = ? WHERE name = ? AND occurrence = ?",
@@ -236,6 +255,9 @@ export class StepJournal {
       );
       return;
     }
+    attempt.state = "done";
+    attempt.result = result;
+    attempt.updatedAt = now;
     this.heldChars += result === null ? 0 : result.length;
     if (this.heldChars >= MAX_HELD_CHARS) this.flush();
   }
@@ -250,15 +272,7 @@ export class StepJournal {
     const rows: unknown[] = [];
     for (const attempt of held) {
       const { record } = attempt;
-      rows.push([
-        record.name,
-        record.occurrence,
-        record.state,
-        record.result,
-        record.idempotencyKey ?? null,
-        attempt.startedAt,
-        attempt.updatedAt,
-      ]);
+      rows.push([record.name, record.occurrence, attempt.state, attempt.result, attempt.startedAt, attempt.updatedAt]);
       attempt.written = true;
     }
     try {
