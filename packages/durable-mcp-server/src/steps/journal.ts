@@ -166,10 +166,17 @@ const RESOLVED = Promise.resolve();
  * Held rows, written as one statement: a JSON array of [name, occurrence, state, result, started, updated]. A
  * `do` step's key is derived, not stored (DERIVED_KEY); attempt 1 is timed in its row (attempt_started_at).
  */
-const INSERT_HELD = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, error, wake_at, request, updated_at,
-  started_at, idempotency_key, attempt_started_at)
-  SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, NULL, NULL, NULL, value ->> 5, value ->> 4,
-    '${DERIVED_KEY}', value ->> 4 FROM json_each(?)`;
+const INSERT_HELD = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, updated_at, started_at,
+  idempotency_key, attempt_started_at)
+  SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, value ->> 5, value ->> 4, '${DERIVED_KEY}',
+    value ->> 4 FROM json_each(?)`;
+/**
+ * The same when every held row started and last changed at one time (?2), as a batch of steps that return at once
+ * does (the clock only moves at I/O): [name, occurrence, state, result], a third fewer extractions per row.
+ */
+const INSERT_HELD_AT = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, updated_at, started_at,
+  idempotency_key, attempt_started_at)
+  SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, ?2, ?2, '${DERIVED_KEY}', ?2 FROM json_each(?1)`;
 
 /**
  * The SQLite step ledger of one task. `load()` reads the whole journal in one query per run, so resuming a
@@ -269,14 +276,23 @@ export class StepJournal {
     const held = this.held;
     this.held = [];
     this.heldChars = 0;
-    const rows: unknown[] = [];
+    const at = held[0]!.startedAt;
+    let oneTime = true;
     for (const attempt of held) {
-      const { record } = attempt;
-      rows.push([record.name, record.occurrence, attempt.state, attempt.result, attempt.startedAt, attempt.updatedAt]);
       attempt.written = true;
+      if (attempt.startedAt !== at || attempt.updatedAt !== at) oneTime = false;
+    }
+    const rows: unknown[] = [];
+    for (const { record, state, result, startedAt, updatedAt } of held) {
+      rows.push(
+        oneTime
+          ? [record.name, record.occurrence, state, result]
+          : [record.name, record.occurrence, state, result, startedAt, updatedAt],
+      );
     }
     try {
-      this.sql.exec(INSERT_HELD, JSON.stringify(rows));
+      if (oneTime) this.sql.exec(INSERT_HELD_AT, JSON.stringify(rows), at);
+      else this.sql.exec(INSERT_HELD, JSON.stringify(rows));
     } catch (error) {
       this.failure = { error };
       throw error;

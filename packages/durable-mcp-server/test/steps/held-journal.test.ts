@@ -29,12 +29,12 @@ function counting(sql: SqlStorage): { sql: SqlStorage; statements: () => number 
   return { sql: spy, statements: () => statements };
 }
 
-function hostOf(journal: StepJournal): EngineHost {
+function hostOf(journal: StepJournal, now: () => number = () => Date.now()): EngineHost {
   return {
     taskId: "task-held",
     stepKeySalt: "held-journal-test-salt-0123456789abcdef01234",
     journal,
-    now: () => Date.now(),
+    now,
     isCancelled: () => false,
     setStatus: () => {},
     inputRequested: () => {},
@@ -45,7 +45,7 @@ function hostOf(journal: StepJournal): EngineHost {
 }
 
 /** Runs `handler` against a fresh journal in a fresh object; returns the outcome, the rows and the statement count. */
-function run(handler: (step: Step, sql: SqlStorage) => Promise<unknown>) {
+function run(handler: (step: Step, sql: SqlStorage) => Promise<unknown>, now?: () => number) {
   const stub = fixtureEnv.PROBE.get(fixtureEnv.PROBE.newUniqueId());
   return runInDurableObject(stub, async (_: unknown, state: DurableObjectState) => {
     migrate(state.storage, 0);
@@ -54,7 +54,7 @@ function run(handler: (step: Step, sql: SqlStorage) => Promise<unknown>) {
     const outcome: RunOutcome = await runWithJournal(
       (_input, step) => handler(step, state.storage.sql),
       null,
-      hostOf(journal),
+      hostOf(journal, now),
     );
     const statements = spy.statements();
     // Read straight from SQLite, not through the journal (which would write what it holds first).
@@ -125,6 +125,44 @@ describe("the journal holds a new step's first attempt", () => {
       return null;
     });
     expect(rows.map((row) => `${row.name}:${row.state}`)).toEqual(["a:done", "nap:done", "b:done"]);
+  });
+
+  it("times every held row: one time for a whole batch, or each row's own when the clock moved", async () => {
+    const timesOf = (sql: SqlStorage) =>
+      sql
+        .exec<{ started_at: number; updated_at: number; attempt_started_at: number }>(
+          "SELECT started_at, updated_at, attempt_started_at FROM steps ORDER BY seq",
+        )
+        .toArray()
+        .map((row) => [row.started_at, row.updated_at, row.attempt_started_at]);
+    // A frozen clock (as workerd's between two I/O completions): the batch is written with one shared time.
+    const frozen = await run(
+      async (step, sql) => {
+        for (let i = 0; i < 3; i++) await step.do(`step ${i}`, async () => i);
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        return timesOf(sql);
+      },
+      () => 1_000,
+    );
+    expect(frozen.outcome).toEqual({ kind: "returned", value: Array.from({ length: 3 }, () => [1_000, 1_000, 1_000]) });
+    // A clock that moves on every read: each row keeps when its attempt started and when it finished.
+    let clock = 2_000;
+    const moving = await run(
+      async (step, sql) => {
+        for (let i = 0; i < 3; i++) await step.do(`step ${i}`, async () => i);
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        return timesOf(sql);
+      },
+      () => (clock += 10),
+    );
+    expect(moving.outcome.kind).toBe("returned");
+    const times = (moving.outcome as { value: number[][] }).value;
+    expect(times).toHaveLength(3);
+    for (const [started, updated, attemptStarted] of times) {
+      expect(updated).toBeGreaterThan(started!);
+      expect(attemptStarted).toBe(started);
+    }
+    expect(times[1]![0]).toBeGreaterThan(times[0]![1]!);
   });
 
   it("writes a first attempt that fails as running, then its retry as usual", async () => {
