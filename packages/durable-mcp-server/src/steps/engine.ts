@@ -17,6 +17,9 @@ import {
   MAX_STEP_RESULT_BYTES,
   REPLAY_QUIET_MS,
   RUN_YIELD_MS,
+  RUN_YIELD_SHARED_GAP_MS,
+  RUN_YIELD_SHARED_HOLD_MS,
+  RUN_YIELD_SHARED_MS,
   RUN_YIELD_STEPS,
 } from "../limits.js";
 import type { TaskEventSink } from "../task-events.js";
@@ -293,6 +296,8 @@ class StepEngine {
   /** New steps since the run last yielded to the event loop, and when it did (see yieldIfDue). */
   private stepsSinceYield = 0;
   private lastYieldAt = Date.now();
+  /** Until when the run yields every RUN_YIELD_SHARED_MS rather than RUN_YIELD_MS (others need the thread). */
+  private sharedUntil = 0;
   /** Step attempts under way, and the one timer that times them out (see attempt). */
   private readonly live = new Set<LiveAttempt>();
   private sweep: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
@@ -575,9 +580,11 @@ class StepEngine {
     }
   }
 
-  /** Whether the run has gone RUN_YIELD_STEPS new steps or RUN_YIELD_MS without yielding (counts this step). */
+  /** Whether the run has gone RUN_YIELD_STEPS new steps or its chunk's time without yielding (counts this step). */
   private yieldDue(): boolean {
-    return ++this.stepsSinceYield >= RUN_YIELD_STEPS || this.host.now() - this.lastYieldAt >= RUN_YIELD_MS;
+    const now = this.host.now();
+    const chunkMs = now < this.sharedUntil ? RUN_YIELD_SHARED_MS : RUN_YIELD_MS;
+    return ++this.stepsSinceYield >= RUN_YIELD_STEPS || now - this.lastYieldAt >= chunkMs;
   }
 
   /**
@@ -589,11 +596,18 @@ class StepEngine {
     if (!this.yielding) {
       // Counted in flight, so that a sibling's park cannot suspend the run during the yield.
       this.inFlight++;
+      const gaveWayAt = this.host.now();
       this.yielding = new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
         this.inFlight--;
         this.yielding = undefined;
         this.stepsSinceYield = 0;
         this.lastYieldAt = this.host.now();
+        // A yield that took longer than a bare timer turn and the commit means other work ran on this thread (a
+        // request on its way in or out): for a while the run goes in short chunks, so that each hop of the next
+        // requests waits less behind it.
+        if (this.lastYieldAt - gaveWayAt >= RUN_YIELD_SHARED_GAP_MS) {
+          this.sharedUntil = this.lastYieldAt + RUN_YIELD_SHARED_HOLD_MS;
+        }
         if (this.parked > 0) this.checkQuiescent();
       });
     }
