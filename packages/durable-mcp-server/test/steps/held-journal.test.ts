@@ -69,6 +69,15 @@ function run(handler: (step: Step, sql: SqlStorage) => Promise<unknown>, now?: (
 const rowsNow = (sql: SqlStorage) =>
   sql.exec<{ name: string; state: string }>("SELECT name, state FROM steps ORDER BY seq").toArray();
 
+/** Each row's [started_at, updated_at, attempt_started_at], in journal order. */
+const timesOf = (sql: SqlStorage) =>
+  sql
+    .exec<{ started_at: number; updated_at: number; attempt_started_at: number }>(
+      "SELECT started_at, updated_at, attempt_started_at FROM steps ORDER BY seq",
+    )
+    .toArray()
+    .map((row) => [row.started_at, row.updated_at, row.attempt_started_at]);
+
 describe("the journal holds a new step's first attempt", () => {
   it("writes 500 steps that return at once in a few statements, in order, each done", async () => {
     const { outcome, statements, rows } = await run(async (step) => {
@@ -128,13 +137,6 @@ describe("the journal holds a new step's first attempt", () => {
   });
 
   it("times every held row: one time for a whole batch, or each row's own when the clock moved", async () => {
-    const timesOf = (sql: SqlStorage) =>
-      sql
-        .exec<{ started_at: number; updated_at: number; attempt_started_at: number }>(
-          "SELECT started_at, updated_at, attempt_started_at FROM steps ORDER BY seq",
-        )
-        .toArray()
-        .map((row) => [row.started_at, row.updated_at, row.attempt_started_at]);
     // A frozen clock (as workerd's between two I/O completions): the batch is written with one shared time.
     const frozen = await run(
       async (step, sql) => {

@@ -45,7 +45,7 @@ it("yields every RUN_YIELD_SHARED_MS for a while after a yield that others used,
         for (let i = 0; i < total; i++) {
           await step.do(`step ${i}`, async () => {
             clock += 1;
-            steps++;
+            return ++steps;
           });
         }
       },
