@@ -459,6 +459,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           handoffAt: startedAt + alarmBudgetMs,
           controllers: this.controllers,
           event,
+          stepEvents: eventLevel === "all",
           events: this.eventHost(record),
           ...this.fileHosts(record),
         });

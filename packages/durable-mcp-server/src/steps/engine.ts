@@ -100,6 +100,11 @@ export interface EngineHost {
   controllers: Set<AbortController>;
   /** Receives one structured event per step transition. */
   event: TaskEventSink;
+  /**
+   * Whether the sink wants `step_started` / `step_finished` (the "all" level): when false the engine does not build
+   * them, one object each per step. Absent: it does.
+   */
+  stepEvents?: boolean;
   /** Builds `step.files` (given how to journal an artifact write as a step), when the deployment has files. */
   files?: (doStep: FileStep) => TaskFiles;
   /** Spills results over MAX_STEP_RESULT_BYTES to R2, when the deployment has files. */
@@ -280,6 +285,7 @@ class StepEngine {
   private settle!: (outcome: RunOutcome) => void;
   private settled = false;
   private readonly cancelWatch = new AbortController();
+  private readonly stepEvents: boolean;
   /** Derives the steps' idempotency keys (read by LiveAttempt when a body asks for its key). */
   readonly keys: StepKeys;
   /** New steps and patch markers reached while journaled steps remain unvisited (see atFrontier). */
@@ -315,6 +321,7 @@ class StepEngine {
       if (record.kind !== "patch" && !(record.kind === "do" && record.idempotencyKey == null)) this.unvisited.add(key);
     }
     this.keys = new StepKeys(host.stepKeySalt);
+    this.stepEvents = host.stepEvents !== false;
   }
 
   run<I>(handler: (input: I, step: Step) => Promise<unknown>, input: I): Promise<RunOutcome> {
@@ -531,7 +538,7 @@ class StepEngine {
       this.host.journal.write(base, startedAt);
     } else first = this.host.journal.beginFirstAttempt(base, startedAt);
     this.inFlight++;
-    this.host.event("step_started", { step: label, attempt });
+    if (this.stepEvents) this.host.event("step_started", { step: label, attempt });
     const live = new LiveAttempt(
       this,
       entry,
@@ -549,7 +556,9 @@ class StepEngine {
       if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
       if (first) this.host.journal.finishFirstAttempt(first, stored, this.host.now());
       else this.write({ ...base, state: "done", result: stored });
-      this.host.event("step_finished", { step: label, attempt, durationMs: this.host.now() - startedAt });
+      if (this.stepEvents) {
+        this.host.event("step_finished", { step: label, attempt, durationMs: this.host.now() - startedAt });
+      }
       return sameAsJson(value) ? value : parseJson(text);
     } catch (error) {
       // Aborted by a cancel (or the run already ended): end the run as cancelled if it is not over yet.
