@@ -114,7 +114,62 @@ export async function measureGetDuringRun(client: McpHttpClient, steps: number, 
   };
 }
 
-export type StepRows = { perStep: PerStepRow[]; getDuringRun: GetDuringRun };
+/** Parallel tasks must run at least this many steps per second, on the server's clock (issue 15). */
+export const PARALLEL_TARGET_STEPS_PER_S = 10_000;
+
+export interface ParallelServerClock {
+  tasks: number;
+  steps: number;
+  runs: number;
+  /** Median over the runs of (tasks × steps) / (last task's lastUpdatedAt − first task's createdAt). */
+  stepsPerSecond: number;
+  minStepsPerSecond: number;
+  maxStepsPerSecond: number;
+  /** The same runs timed by the client (first tools/call sent → last completion received), for comparison. */
+  clientStepsPerSecond: number;
+}
+
+/**
+ * `tasks` tasks of `steps` steps started at once, `runs` times. Timed on the server's clock, from the tasks' own
+ * timestamps: the first task's `createdAt` to the last completed task's `lastUpdatedAt` (whole milliseconds), so
+ * the client's own HTTP work and wrangler's proxy count only where they delay the server.
+ */
+export async function measureParallelServerClock(
+  client: McpHttpClient,
+  tasks = 20,
+  steps = 50,
+  runs = 3,
+): Promise<ParallelServerClock> {
+  const server: number[] = [];
+  const wall: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const begin = now();
+    const ids = await Promise.all(
+      Array.from(
+        { length: tasks },
+        async () => (await client.startTask("bench_steps", { steps, payloadBytes: 0 })).taskId,
+      ),
+    );
+    const finals = [...(await client.listenTasks(ids)).values()];
+    for (const final of finals) resultOf(final.task);
+    wall.push(Math.max(...finals.map((f) => f.at)) - begin);
+    const first = Math.min(...finals.map((f) => Date.parse(f.task.createdAt)));
+    const last = Math.max(...finals.map((f) => Date.parse(f.task.lastUpdatedAt)));
+    server.push(Math.max(1, last - first));
+  }
+  const rate = (elapsedMs: number) => (tasks * steps) / (elapsedMs / 1000);
+  return {
+    tasks,
+    steps,
+    runs,
+    stepsPerSecond: rate(median(server)),
+    minStepsPerSecond: rate(Math.max(...server)),
+    maxStepsPerSecond: rate(Math.min(...server)),
+    clientStepsPerSecond: rate(median(wall)),
+  };
+}
+
+export type StepRows = { perStep: PerStepRow[]; getDuringRun: GetDuringRun; parallel?: ParallelServerClock };
 
 /** The per-step row (2,000 steps) and the flatness row (10,000), then the reads during a 10,000-step run. */
 export async function measureStepRows(client: McpHttpClient, scale = 1): Promise<StepRows> {
@@ -124,7 +179,8 @@ export async function measureStepRows(client: McpHttpClient, scale = 1): Promise
     [10_000, reps(5)],
   ]);
   const getDuringRun = await measureGetDuringRun(client, 10_000, reps(5));
-  return { perStep, getDuringRun };
+  const parallel = await measureParallelServerClock(client, 20, 50, Math.max(3, reps(5)));
+  return { perStep, getDuringRun, parallel };
 }
 
 /** The rows with the two floors of the same run. */
@@ -167,5 +223,21 @@ export function stepRowsTable(run: StepRowsWithFloors, previous?: StepRowsWithFl
       get.worstBetweenMs <= GET_WAIT_TARGET_MS ? "yes" : "NO",
       ...was((r) => r.getDuringRun.worstBetweenMs ?? r.getDuringRun.worstMs),
     ],
+    ...(run.parallel
+      ? [parallelRow(run.parallel, previous === undefined ? undefined : (previous?.parallel ?? null))]
+      : []),
   ]);
+}
+
+const rate = (stepsPerSecond: number) => `${Math.round(stepsPerSecond).toLocaleString("en-US")} steps/s`;
+
+function parallelRow(p: ParallelServerClock, previous: ParallelServerClock | null | undefined): string[] {
+  return [
+    `${p.tasks} tasks × ${p.steps} steps, server clock (median of ${p.runs})`,
+    rate(p.stepsPerSecond),
+    `runs ${rate(p.minStepsPerSecond)}–${rate(p.maxStepsPerSecond)}; client clock ${rate(p.clientStepsPerSecond)}`,
+    `≥ ${rate(PARALLEL_TARGET_STEPS_PER_S)}`,
+    p.stepsPerSecond >= PARALLEL_TARGET_STEPS_PER_S ? "yes" : "NO",
+    ...(previous === undefined ? [] : [previous ? rate(previous.stepsPerSecond) : "no previous run"]),
+  ];
 }

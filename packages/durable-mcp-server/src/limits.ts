@@ -44,6 +44,15 @@ export const REPLAY_QUIET_MS = 20;
  */
 export const RUN_YIELD_STEPS = 1000;
 export const RUN_YIELD_MS = 10;
+/**
+ * A yield that took this long or more (a bare timer turn and the commit take ~1–3 ms) let other work run on the
+ * object's thread; the run then yields every RUN_YIELD_SHARED_MS for RUN_YIELD_SHARED_HOLD_MS after it, so that a request
+ * crossing several hops on that thread (locally: the entry worker, the Worker, the object) waits a short chunk at
+ * each.
+ */
+export const RUN_YIELD_SHARED_GAP_MS = 4;
+export const RUN_YIELD_SHARED_MS = 2;
+export const RUN_YIELD_SHARED_HOLD_MS = 250;
 /** Step timeline entries a `tasks/get` returns under `STEPS_META` (the latest ones). */
 export const TIMELINE_LIMIT = 500;
 /** Attempts of one `do` step kept in its history (the newest; older ones are overwritten, the count stays exact). */

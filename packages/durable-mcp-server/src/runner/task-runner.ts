@@ -459,12 +459,15 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           handoffAt: startedAt + alarmBudgetMs,
           controllers: this.controllers,
           event,
+          stepEvents: eventLevel === "all",
           events: this.eventHost(record),
           ...this.fileHosts(record),
         });
       } finally {
         this.running = false;
       }
+      // Steps the journal still holds are written before the outcome is: a write that failed fails the run here.
+      this.journal.flush();
       this.settle(outcome, record);
     }
 

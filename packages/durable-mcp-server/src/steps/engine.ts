@@ -17,14 +17,19 @@ import {
   MAX_STEP_RESULT_BYTES,
   REPLAY_QUIET_MS,
   RUN_YIELD_MS,
+  RUN_YIELD_SHARED_GAP_MS,
+  RUN_YIELD_SHARED_HOLD_MS,
+  RUN_YIELD_SHARED_MS,
   RUN_YIELD_STEPS,
 } from "../limits.js";
 import type { TaskEventSink } from "../task-events.js";
 import { toMilliseconds, type Duration } from "./duration.js";
 import {
+  DERIVED_KEY,
   PATCH_OCCURRENCE,
   parseStepLabel,
   stepLabel,
+  type FirstAttempt,
   type StepJournal,
   type StepKind,
   type StepRecord,
@@ -46,6 +51,22 @@ import type {
   WaitForEventOptions,
   WebhookUrlOptions,
 } from "./types.js";
+
+/**
+ * Whether `value` reads back from its JSON text as itself, so that a step can return it without parsing the text it
+ * was just serialized to: strings, booleans, null and finite numbers other than -0 (which JSON writes as 0).
+ */
+function sameAsJson(value: unknown): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value) && !Object.is(value, -0);
+    default:
+      return value === null;
+  }
+}
 
 /** A journaled result that starts with this is a reference to R2; JSON text never starts with "@". */
 const SPILLED = "@r2:";
@@ -79,6 +100,11 @@ export interface EngineHost {
   controllers: Set<AbortController>;
   /** Receives one structured event per step transition. */
   event: TaskEventSink;
+  /**
+   * Whether the sink wants `step_started` / `step_finished` (the "all" level): when false the engine does not build
+   * them, one object each per step. Absent: it does.
+   */
+  stepEvents?: boolean;
   /** Builds `step.files` (given how to journal an artifact write as a step), when the deployment has files. */
   files?: (doStep: FileStep) => TaskFiles;
   /** Spills results over MAX_STEP_RESULT_BYTES to R2, when the deployment has files. */
@@ -139,13 +165,88 @@ function keyOf(name: string, occurrence: number): string {
   return `${occurrence}:${name}`;
 }
 
-/** A step attempt under way (see StepEngine.attempt). */
-interface LiveAttempt {
-  deadline: number;
-  name: string;
-  timeoutMs: number;
-  reject: (reason: unknown) => void;
-  controller: AbortController | undefined;
+/**
+ * A step attempt under way, and the `StepAttempt` its body receives (see StepEngine.attempt). One object per
+ * attempt and no closures of its own, so a body that returns at once costs no AbortController, timer or key. Its
+ * state is in private fields (a body that logs or spreads its argument sees only `attempt`); the engine reaches
+ * it through the static functions below.
+ */
+class LiveAttempt implements StepAttempt {
+  readonly attempt: number;
+  #engine: StepEngine;
+  #name: string;
+  #occurrence: number;
+  #label: string;
+  #deadline: number;
+  #timeoutMs: number;
+  #key: string | null;
+  #controller: AbortController | undefined = undefined;
+  #reject: ((reason: unknown) => void) | undefined = undefined;
+
+  constructor(
+    engine: StepEngine,
+    entry: { name: string; occurrence: number; label: string },
+    attempt: number,
+    /** The key a row journaled when keys were still stored (null: derive it). */
+    journaledKey: string | null,
+    deadline: number,
+    timeoutMs: number,
+  ) {
+    this.attempt = attempt;
+    this.#engine = engine;
+    this.#name = entry.name;
+    this.#occurrence = entry.occurrence;
+    this.#label = entry.label;
+    this.#key = journaledKey;
+    this.#deadline = deadline;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /**
+   * Derived when the body first reads it, not at every attempt: HMAC(salt, `${occurrence}:${name}`) is
+   * deterministic, so every attempt, replay and run after an eviction derives the same key (step-keys.ts).
+   */
+  get idempotencyKey(): string {
+    return (this.#key ??= this.#engine.keys.derive(this.#name, this.#occurrence));
+  }
+
+  /** The body asked for its signal: a controller that cancel can abort, and whose abort ends the attempt. */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      const controller = new AbortController();
+      this.#controller = controller;
+      this.#engine.host.controllers.add(controller);
+      controller.signal.addEventListener("abort", () => this.#reject?.(controller.signal.reason));
+    }
+    return this.#controller.signal;
+  }
+
+  static settleWith(live: LiveAttempt, reject: (reason: unknown) => void): void {
+    live.#reject = reject;
+  }
+
+  static deadline(live: LiveAttempt): number {
+    return live.#deadline;
+  }
+
+  static timeoutError(live: LiveAttempt): StepTimeoutError {
+    return new StepTimeoutError(live.#label, live.#timeoutMs);
+  }
+
+  /** The attempt is over (settled, or ended by abort): its controller is no longer cancel's to abort. */
+  static end(live: LiveAttempt): void {
+    if (live.#controller) live.#engine.host.controllers.delete(live.#controller);
+  }
+
+  /** Ends `live` with `reason`, aborting its signal if the body has one. */
+  static abort(live: LiveAttempt, reason: unknown): void {
+    const controller = live.#controller;
+    if (controller) {
+      live.#engine.host.controllers.delete(controller);
+      controller.abort(reason);
+    }
+    live.#reject?.(reason);
+  }
 }
 
 /** A new step or patch marker waiting for the replay to catch up (see StepEngine.atFrontier). */
@@ -160,8 +261,12 @@ interface Entry {
   name: string;
   occurrence: number;
   key: string;
+  /** How the step is named to people (stepLabel). */
+  label: string;
   record: StepRecord | undefined;
 }
+
+const RESOLVED = Promise.resolve();
 
 const INPUT_METHODS = new Set(["elicitation/create", "sampling/createMessage", "roots/list"]);
 
@@ -180,7 +285,9 @@ class StepEngine {
   private settle!: (outcome: RunOutcome) => void;
   private settled = false;
   private readonly cancelWatch = new AbortController();
-  private readonly keys: StepKeys;
+  private readonly stepEvents: boolean;
+  /** Derives the steps' idempotency keys (read by LiveAttempt when a body asks for its key). */
+  readonly keys: StepKeys;
   /** New steps and patch markers reached while journaled steps remain unvisited (see atFrontier). */
   private readonly gated: Gate[] = [];
   /** Visits of journaled steps so far: the replay's progress, which the frontier check watches. */
@@ -195,22 +302,26 @@ class StepEngine {
   /** New steps since the run last yielded to the event loop, and when it did (see yieldIfDue). */
   private stepsSinceYield = 0;
   private lastYieldAt = Date.now();
+  /** Until when the run yields every RUN_YIELD_SHARED_MS rather than RUN_YIELD_MS (others need the thread). */
+  private sharedUntil = 0;
   /** Step attempts under way, and the one timer that times them out (see attempt). */
   private readonly live = new Set<LiveAttempt>();
   private sweep: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
   /** The yield under way, shared by steps started together (Promise.all). */
   private yielding: Promise<void> | undefined;
 
-  constructor(private readonly host: EngineHost) {
+  constructor(readonly host: EngineHost) {
     for (const record of host.journal.load()) {
       const key = keyOf(record.name, record.occurrence);
       this.records.set(key, record);
       // What the replay rule holds the handler to: steps a run reached. Not patch markers (they are not steps), and
-      // not a `do` row without an idempotency key: every attempt journals one first, so such a row was written by
-      // the testing seam's inject ahead of the handler (docs/testing.md), and the handler may still be on its way.
+      // not a `do` row with a null idempotency_key: a run writes a key or DERIVED_KEY with every first attempt, so
+      // such a row was written by the testing seam's inject ahead of the handler (docs/testing.md), and the handler
+      // may still be on its way.
       if (record.kind !== "patch" && !(record.kind === "do" && record.idempotencyKey == null)) this.unvisited.add(key);
     }
     this.keys = new StepKeys(host.stepKeySalt);
+    this.stepEvents = host.stepEvents !== false;
   }
 
   run<I>(handler: (input: I, step: Step) => Promise<unknown>, input: I): Promise<RunOutcome> {
@@ -281,7 +392,8 @@ class StepEngine {
     }
     const occurrence = (this.uses.get(name) ?? 0) + 1;
     const key = keyOf(name, occurrence);
-    const record = this.records.get(key);
+    // A new task's journal is empty, and a new step's record is not kept (doStep): nothing to look up.
+    const record = this.records.size === 0 ? undefined : this.records.get(key);
     if (!record && this.progressed && this.host.now() >= this.host.handoffAt) {
       this.wakeNow = true;
       return "handoff";
@@ -293,7 +405,7 @@ class StepEngine {
       this.finish({ kind: "diverged", error: new ReplayDivergenceError(stepLabel(name, occurrence), detail) });
       return "halt";
     }
-    return { name, occurrence, key, record };
+    return { name, occurrence, key, label: stepLabel(name, occurrence), record };
   }
 
   private visit(key: string): void {
@@ -369,17 +481,11 @@ class StepEngine {
     this.releaseGates(false);
   }
 
-  /**
-   * Journals `record`. `first`: the two writes of a `do` step's first attempt on a step the journal has no row
-   * for (the row, then its result): plain statements instead of upserts (StepJournal.insertFirstAttempt).
-   */
-  private write(record: StepRecord, first?: "insert" | "result"): void {
+  /** Journals `record`. */
+  private write(record: StepRecord): void {
     this.progressed = true;
     this.records.set(keyOf(record.name, record.occurrence), record);
-    const now = this.host.now();
-    if (first === "insert") this.host.journal.insertFirstAttempt(record, now);
-    else if (first === "result") this.host.journal.writeFirstResult(record, now);
-    else this.host.journal.write(record, now);
+    this.host.journal.write(record, this.host.now());
   }
 
   private async doStep(name: string, config: StepConfig | undefined, fn: StepBody): Promise<unknown> {
@@ -388,7 +494,7 @@ class StepEngine {
     if (entry === "halt") return this.halt();
     if (entry === "handoff") return this.park();
     const { occurrence, record } = entry;
-    const label = stepLabel(name, occurrence);
+    const label = entry.label;
     if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
     if (!record && this.yieldDue() && !(await this.yieldToEventLoop())) return this.halt();
     if (record) {
@@ -398,9 +504,6 @@ class StepEngine {
     }
     // New, due for a retry, or interrupted mid-attempt (state "running" after an eviction or crash).
     const attempt = (record?.attempts ?? 0) + 1;
-    // The key journaled at the first attempt is the key for good: a later format change never re-keys a step.
-    let idempotencyKey = record?.idempotencyKey ?? null;
-    idempotencyKey ??= this.keys.derive(name, occurrence);
     const base: StepRecord = {
       name,
       occurrence,
@@ -411,7 +514,8 @@ class StepEngine {
       error: null,
       wakeAt: null,
       request: null,
-      idempotencyKey,
+      // A key journaled when keys were still stored stays the step's key; otherwise it is derived when read.
+      idempotencyKey: record?.idempotencyKey || DERIVED_KEY,
     };
     if (attempt > policy.limit + 1) {
       const error = {
@@ -423,23 +527,39 @@ class StepEngine {
       this.write(failed);
       throw stepFailure(failed);
     }
-    this.write(base, record ? undefined : "insert");
-    this.inFlight++;
     const startedAt = this.host.now();
-    this.host.event("step_started", { step: label, attempt });
+    // A new step's first attempt is held by the journal and written with its result, or before anything could
+    // observe it (StepJournal.beginFirstAttempt); a retry or resumed attempt is written at once. A new step's
+    // record is not kept in `records`: a key is claimed once per run, so nothing would look it up.
+    let first: FirstAttempt | undefined;
+    this.progressed = true;
+    if (record) {
+      this.records.set(entry.key, base);
+      this.host.journal.write(base, startedAt);
+    } else first = this.host.journal.beginFirstAttempt(base, startedAt);
+    this.inFlight++;
+    if (this.stepEvents) this.host.event("step_started", { step: label, attempt });
+    const live = new LiveAttempt(
+      this,
+      entry,
+      attempt,
+      base.idempotencyKey || null,
+      startedAt + policy.timeoutMs,
+      policy.timeoutMs,
+    );
     try {
       const limit = this.host.spill ? MAX_SPILLED_RESULT_BYTES : MAX_STEP_RESULT_BYTES;
-      const text = serializeResult(
-        label,
-        await this.attempt(label, fn, attempt, idempotencyKey, policy.timeoutMs),
-        limit,
-      );
+      const value = await this.attempt(live, fn);
+      const text = serializeResult(label, value, limit);
       const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(label, text) : text;
       // Cancelled while the result was being spilled: the run is over, and a cancelled task journals nothing more.
       if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-      this.write({ ...base, state: "done", result: stored }, record ? undefined : "result");
-      this.host.event("step_finished", { step: label, attempt, durationMs: this.host.now() - startedAt });
-      return parseJson(text);
+      if (first) this.host.journal.finishFirstAttempt(first, stored, this.host.now());
+      else this.write({ ...base, state: "done", result: stored });
+      if (this.stepEvents) {
+        this.host.event("step_finished", { step: label, attempt, durationMs: this.host.now() - startedAt });
+      }
+      return sameAsJson(value) ? value : parseJson(text);
     } catch (error) {
       // Aborted by a cancel (or the run already ended): end the run as cancelled if it is not over yet.
       if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
@@ -462,14 +582,18 @@ class StepEngine {
       this.host.event("step_retry_scheduled", { step: label, attempt, durationMs, delayMs, error: failed.message });
       return this.park();
     } finally {
+      this.live.delete(live);
+      LiveAttempt.end(live);
       this.inFlight--;
       if (this.parked > 0) this.checkQuiescent();
     }
   }
 
-  /** Whether the run has gone RUN_YIELD_STEPS new steps or RUN_YIELD_MS without yielding (counts this step). */
+  /** Whether the run has gone RUN_YIELD_STEPS new steps or its chunk's time without yielding (counts this step). */
   private yieldDue(): boolean {
-    return ++this.stepsSinceYield >= RUN_YIELD_STEPS || this.host.now() - this.lastYieldAt >= RUN_YIELD_MS;
+    const now = this.host.now();
+    const chunkMs = now < this.sharedUntil ? RUN_YIELD_SHARED_MS : RUN_YIELD_MS;
+    return ++this.stepsSinceYield >= RUN_YIELD_STEPS || now - this.lastYieldAt >= chunkMs;
   }
 
   /**
@@ -481,11 +605,18 @@ class StepEngine {
     if (!this.yielding) {
       // Counted in flight, so that a sibling's park cannot suspend the run during the yield.
       this.inFlight++;
+      const gaveWayAt = this.host.now();
       this.yielding = new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
         this.inFlight--;
         this.yielding = undefined;
         this.stepsSinceYield = 0;
         this.lastYieldAt = this.host.now();
+        // A yield that took longer than a bare timer turn and the commit means other work ran on this thread (a
+        // request on its way in or out): for a while the run goes in short chunks, so that each hop of the next
+        // requests waits less behind it.
+        if (this.lastYieldAt - gaveWayAt >= RUN_YIELD_SHARED_GAP_MS) {
+          this.sharedUntil = this.lastYieldAt + RUN_YIELD_SHARED_HOLD_MS;
+        }
         if (this.parked > 0) this.checkQuiescent();
       });
     }
@@ -521,62 +652,26 @@ class StepEngine {
    * Runs one attempt of a step body: settles with the body, or rejects when its timeout passes or the task is
    * cancelled. The body's AbortController is made only if the body reads `signal`, and one run-level timer
    * watches every live attempt's deadline (armSweep), so a body that returns at once costs no controller and no
-   * timer of its own.
+   * timer of its own. The body runs a microtask later (never inside the caller's synchronous turn), with the
+   * attempt as its argument.
    */
-  private attempt(name: string, fn: StepBody, attempt: number, idempotencyKey: string, timeoutMs: number) {
+  private attempt(live: LiveAttempt, fn: StepBody): Promise<unknown> {
+    this.live.add(live);
+    this.armSweep(LiveAttempt.deadline(live));
     return new Promise<unknown>((resolve, reject) => {
-      const live: LiveAttempt = {
-        deadline: this.host.now() + timeoutMs,
-        name,
-        timeoutMs,
-        reject,
-        controller: undefined,
-      };
-      const controllerOf = () => this.controllerOf(live);
-      const args: StepAttempt = {
-        attempt,
-        idempotencyKey,
-        get signal() {
-          return (live.controller ??= controllerOf()).signal;
-        },
-      };
-      this.live.add(live);
-      this.armSweep(live.deadline);
-      const done = () => {
-        this.live.delete(live);
-        if (live.controller) this.host.controllers.delete(live.controller);
-      };
-      Promise.resolve()
-        .then(() => fn(args))
-        .then(
-          (value) => {
-            done();
-            resolve(value);
-          },
-          (error: unknown) => {
-            done();
-            reject(error);
-          },
-        );
+      LiveAttempt.settleWith(live, reject);
+      // fn as the reaction itself (called with the attempt): no closure per attempt. Not a function: called
+      // anyway, so that it fails as the TypeError it is (and is retried like any failure, as before).
+      const body =
+        typeof fn === "function" ? Promise.resolve(live).then(fn) : RESOLVED.then(() => (fn as StepBody)(live));
+      body.then(resolve, reject);
     });
-  }
-
-  /** The body asked for its signal: a controller that cancel can abort, and whose abort ends the attempt. */
-  private controllerOf(live: LiveAttempt): AbortController {
-    const controller = new AbortController();
-    this.host.controllers.add(controller);
-    controller.signal.addEventListener("abort", () => live.reject(controller.signal.reason));
-    return controller;
   }
 
   /** Ends `live` with `reason`, aborting its signal if the body has one. */
   private abortAttempt(live: LiveAttempt, reason: unknown): void {
     this.live.delete(live);
-    if (live.controller) {
-      this.host.controllers.delete(live.controller);
-      live.controller.abort(reason);
-    }
-    live.reject(reason);
+    LiveAttempt.abort(live, reason);
   }
 
   /** Keeps the run's one timeout timer at or before `deadline`. */
@@ -593,8 +688,9 @@ class StepEngine {
     const now = this.host.now();
     let next = Infinity;
     for (const live of this.live) {
-      if (live.deadline <= now) this.abortAttempt(live, new StepTimeoutError(live.name, live.timeoutMs));
-      else next = Math.min(next, live.deadline);
+      const deadline = LiveAttempt.deadline(live);
+      if (deadline <= now) this.abortAttempt(live, LiveAttempt.timeoutError(live));
+      else next = Math.min(next, deadline);
     }
     if (next !== Infinity) this.armSweep(next);
   }

@@ -20,12 +20,22 @@ export interface StepRecord {
   wakeAt: number | null;
   /** JSON `{ method, params }` of an input request. */
   request: string | null;
-  /** A `do` step's idempotency key, journaled with its first attempt and never changed after. */
+  /**
+   * A `do` step's idempotency key as its row keeps it: DERIVED_KEY for a step first attempted since keys are
+   * derived when a body reads them; the key itself for a step first attempted before (kept for good: a step is never
+   * re-keyed); null for a row the testing seam injected ahead of the handler.
+   */
   idempotencyKey?: string | null;
 }
 
 /** `event` and `webhook` are reserved for external events; `patch` is a `step.patched` marker. */
 export type StepKind = "do" | "sleep" | "input" | "event" | "webhook" | "patch";
+
+/**
+ * The `idempotency_key` of a step whose key is not stored: HMAC(salt, `${occurrence}:${name}`) is deterministic,
+ * so it is derived whenever a body reads it (engine.ts LiveAttempt), the same on every attempt, replay and run.
+ */
+export const DERIVED_KEY = "";
 
 /** The occurrence a patch marker is journaled under: steps count from 1, so a marker never takes a step's key. */
 export const PATCH_OCCURRENCE = 0;
@@ -125,18 +135,87 @@ function rowValues(record: StepRecord, now: number): SqlStorageValue[] {
 const STEP_COLUMNS = "name, occurrence, kind, state, attempts, result, error, wake_at, request, idempotency_key";
 
 /**
+ * A new `do` step's first attempt, held by the journal until it is written (see StepJournal.beginFirstAttempt):
+ * its row as it stands (running, or done with its result) and when the attempt started and last changed.
+ */
+export interface FirstAttempt {
+  /** The step's `running` row as the engine made it (not changed here). */
+  record: StepRecord;
+  /** Where the held row stands: `running`, or `done` with its result. */
+  state: "running" | "done";
+  result: string | null;
+  startedAt: number;
+  updatedAt: number;
+  /** Written to SQLite: from then on the row is updated in place. */
+  written: boolean;
+}
+
+/** Rows held before they are written in one statement; and how many characters of them (below SQLite's limits). */
+const MAX_HELD_ROWS = 256;
+const MAX_HELD_CHARS = 256 * 1024;
+/** A result longer than this is written with its own statement rather than inside the batch's JSON. */
+const MAX_BATCHED_RESULT_CHARS = 16 * 1024;
+/**
+ * Microtask generations with no new step or result after which held rows are written. A step whose body returns at
+ * once takes a handful; the bound only decides how many rows share a statement, never whether they are written.
+ */
+const IDLE_HOPS = 32;
+const RESOLVED = Promise.resolve();
+
+/**
+ * Held rows, written as one statement: a JSON array of [name, occurrence, state, result, started, updated]. A
+ * `do` step's key is derived, not stored (DERIVED_KEY); attempt 1 is timed in its row (attempt_started_at).
+ */
+const INSERT_HELD = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, updated_at, started_at,
+  idempotency_key, attempt_started_at)
+  SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, value ->> 5, value ->> 4, '${DERIVED_KEY}',
+    value ->> 4 FROM json_each(?)`;
+/**
+ * The same when every held row started and last changed at one time (?2), as a batch of steps that return at once
+ * does (the clock only moves at I/O): [name, occurrence, state, result], a third fewer extractions per row.
+ */
+const INSERT_HELD_AT = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, updated_at, started_at,
+  idempotency_key, attempt_started_at)
+  SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, ?2, ?2, '${DERIVED_KEY}', ?2 FROM json_each(?1)`;
+
+/**
  * The SQLite step ledger of one task. `load()` reads the whole journal in one query per run, so resuming a
- * long task costs one read, not one per past step; every change is written through at once.
+ * long task costs one read, not one per past step.
+ *
+ * The first attempt of a new `do` step is held in memory and written later, with the rows held beside it, in one
+ * statement: a step that succeeds at once then costs a share of one statement instead of two statements (its
+ * `running` row and its result). Held rows are always in SQLite before anything could observe or commit the
+ * database: every other method of the journal writes them first (so journal order and every read are as if they
+ * had been written at once), and a promise reaction that keeps re-queuing itself while they are held writes them
+ * before the run's microtasks drain. The object's event loop (a commit of the implicit transaction, a request, a
+ * timer, an I/O completion) only runs once no microtask is queued, so a held row is never missing from a commit, an
+ * answer or a crash that a direct write would have been in; a body that awaits I/O finds its `running` row written
+ * before the I/O's completion can run.
  */
 export class StepJournal {
+  private held: FirstAttempt[] = [];
+  private heldChars = 0;
+  /** New steps and results since the writer last looked (it writes once this stops moving). */
+  private changes = 0;
+  private writerQueued = false;
+  private seen = 0;
+  private idle = 0;
+  /** Why writing held rows failed: every later use in the run throws it (the run fails, as a crash would). */
+  private failure: { error: unknown } | undefined;
+
   constructor(private readonly sql: SqlStorage) {}
 
   /** Every step, in journal order (the order they were first written). */
   load(): StepRecord[] {
+    // A run starts from what was written: rows a failed write lost (its run failed) are not in the journal.
+    if (this.failure !== undefined) this.held = [];
+    this.failure = undefined;
+    this.flush();
     return this.sql.exec<StepRow>(`SELECT ${STEP_COLUMNS} FROM steps ORDER BY seq`).toArray().map(fromRow);
   }
 
   write(record: StepRecord, now: number): void {
+    this.flush();
     const timed = record.kind === "do" && record.attempts >= 2;
     // Attempt 1 is kept in the step's own row (attempt_started_at), so that a step that succeeds at once costs one
     // statement per write; from attempt 2 on, attempts go to step_attempts, attempt 1 first.
@@ -146,23 +225,112 @@ export class StepJournal {
   }
 
   /**
-   * The two writes of a `do` step that succeeds at its first attempt, as plain statements (an upsert costs about
-   * twice either): its row, new, as attempt 1 starts (the caller knows the journal has no row for it)…
+   * Attempt 1 of a `do` step the journal has no row for starts (`record` is its `running` row). Held, not written
+   * yet (see the class comment); the caller passes the handle to finishFirstAttempt.
    */
-  insertFirstAttempt(record: StepRecord, now: number): void {
-    this.sql.exec(INSERT, ...rowValues(record, now));
+  beginFirstAttempt(record: StepRecord, now: number): FirstAttempt {
+    if (this.failure !== undefined) throw this.failure.error;
+    const attempt: FirstAttempt = {
+      record,
+      state: "running",
+      result: null,
+      startedAt: now,
+      updatedAt: now,
+      written: false,
+    };
+    this.held.push(attempt);
+    this.heldChars += record.name.length + 96;
+    this.changes++;
+    if (this.held.length >= MAX_HELD_ROWS || this.heldChars >= MAX_HELD_CHARS) this.flush();
+    else this.queueWriter();
+    return attempt;
   }
 
-  /** …and its result, on the row written by insertFirstAttempt. */
-  writeFirstResult(record: StepRecord, now: number): void {
-    this.sql.exec(
-      "UPDATE steps SET state = 'done', result = ?, updated_at = ? WHERE name = ? AND occurrence = ?",
-      record.result,
-      now,
-      record.name,
-      record.occurrence,
-    );
+  /** The first attempt succeeded with `result`: its held row becomes `done`, or its written row is updated. */
+  finishFirstAttempt(attempt: FirstAttempt, result: string | null, now: number): void {
+    if (this.failure !== undefined) throw this.failure.error;
+    this.changes++;
+    // A long result is not escaped into the batch's JSON: the row goes out as running, and is updated below.
+    if (!attempt.written && result !== null && result.length > MAX_BATCHED_RESULT_CHARS) this.flush();
+    if (attempt.written) {
+      this.sql.exec(
+        "UPDATE steps SET state = 'done', result = ?, updated_at = ? WHERE name = ? AND occurrence = ?",
+        result,
+        now,
+        attempt.record.name,
+        attempt.record.occurrence,
+      );
+      return;
+    }
+    attempt.state = "done";
+    attempt.result = result;
+    attempt.updatedAt = now;
+    this.heldChars += result === null ? 0 : result.length;
+    if (this.heldChars >= MAX_HELD_CHARS) this.flush();
   }
+
+  /** Writes the held rows now, in the order their steps started; throws if an earlier write of them failed. */
+  flush(): void {
+    if (this.failure !== undefined) throw this.failure.error;
+    if (this.held.length === 0) return;
+    const held = this.held;
+    this.held = [];
+    this.heldChars = 0;
+    const at = held[0]!.startedAt;
+    let oneTime = true;
+    for (const attempt of held) {
+      attempt.written = true;
+      if (attempt.startedAt !== at || attempt.updatedAt !== at) oneTime = false;
+    }
+    const rows: unknown[] = [];
+    for (const { record, state, result, startedAt, updatedAt } of held) {
+      rows.push(
+        oneTime
+          ? [record.name, record.occurrence, state, result]
+          : [record.name, record.occurrence, state, result, startedAt, updatedAt],
+      );
+    }
+    try {
+      if (oneTime) this.sql.exec(INSERT_HELD_AT, JSON.stringify(rows), at);
+      else this.sql.exec(INSERT_HELD, JSON.stringify(rows));
+    } catch (error) {
+      this.failure = { error };
+      throw error;
+    }
+  }
+
+  /**
+   * Keeps one promise reaction queued while rows are held, re-queuing itself until new steps stop coming
+   * (IDLE_HOPS generations), then writes them: the microtask queue cannot drain, nor the event loop run, first.
+   */
+  private queueWriter(): void {
+    if (this.writerQueued) return;
+    this.writerQueued = true;
+    this.seen = this.changes;
+    this.idle = 0;
+    void RESOLVED.then(this.look);
+  }
+
+  /** One generation of the writer: a promise reaction (cheaper here than queueMicrotask, which crosses into C++). */
+  private readonly look = (): void => {
+    if (this.held.length === 0 || this.failure !== undefined) {
+      this.writerQueued = false;
+      return;
+    }
+    if (this.changes !== this.seen) {
+      this.seen = this.changes;
+      this.idle = 0;
+    } else if (++this.idle >= IDLE_HOPS) {
+      this.writerQueued = false;
+      try {
+        this.flush();
+      } catch {
+        // Kept by flush and thrown to the run at its next use of the journal.
+      }
+      return;
+    }
+    void RESOLVED.then(this.look);
+  };
 
   /**
    * Before attempt 2 starts: attempt 1, timed in the step's row, becomes step_attempts' first row (ended when the
@@ -214,6 +382,7 @@ export class StepJournal {
    * journal write to its last (for a `do` step: first attempt started → result or final failure).
    */
   timeline(limit: number): { total: number; steps: StepTimelineEntry[] } {
+    this.flush();
     const total = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM steps").one().n;
     const steps = this.sql
       .exec<{
@@ -292,6 +461,7 @@ export class StepJournal {
 
   /** Pending input requests, oldest first. */
   pendingInputs(): StepRecord[] {
+    this.flush();
     return this.sql
       .exec<StepRow>(`SELECT ${STEP_COLUMNS} FROM steps WHERE kind = 'input' AND state = 'waiting' ORDER BY seq`)
       .toArray()
@@ -300,6 +470,7 @@ export class StepJournal {
 
   /** Records an answer to a pending input request (its key is the step's label); false when not outstanding. */
   answerInput(key: string, response: string, now: number): boolean {
+    this.flush();
     const { name, occurrence } = parseStepLabel(key);
     const cursor = this.sql.exec(
       `UPDATE steps SET state = 'done', result = ?, updated_at = ?
@@ -317,6 +488,7 @@ export class StepJournal {
    * step's label, or null when none waits (the caller then buffers it). `event` is the journaled result's JSON.
    */
   deliverEvent(type: string, event: string, now: number): string | null {
+    this.flush();
     const row = this.sql
       .exec<{ name: string; occurrence: number }>(
         `UPDATE steps SET state = 'done', result = ?, wake_at = NULL, updated_at = ?
@@ -334,6 +506,7 @@ export class StepJournal {
 
   /** Earliest time a waiting step wants to go on, or null when none waits on a clock. */
   nextWake(): number | null {
+    this.flush();
     const row = this.sql
       .exec<{ wake: number | null }>("SELECT MIN(wake_at) AS wake FROM steps WHERE state = 'waiting'")
       .one();
@@ -342,6 +515,7 @@ export class StepJournal {
 
   /** Labels of the `do` steps that finished, in order: what already succeeded. */
   completedSteps(): string[] {
+    this.flush();
     return this.sql
       .exec<{ name: string; occurrence: number }>(
         "SELECT name, occurrence FROM steps WHERE kind = 'do' AND state = 'done' ORDER BY seq",

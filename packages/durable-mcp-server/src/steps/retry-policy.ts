@@ -22,7 +22,15 @@ export interface ResolvedStepConfig {
   timeoutMs: number;
 }
 
+/** The defaults resolved once: most steps pass no config, and this runs for every step. */
+let defaultResolved: ResolvedStepConfig | undefined;
+
 export function resolveStepConfig(config: StepConfig | undefined): ResolvedStepConfig {
+  if (config === undefined) return (defaultResolved ??= resolve(undefined));
+  return resolve(config);
+}
+
+function resolve(config: StepConfig | undefined): ResolvedStepConfig {
   const retries = config?.retries ?? DEFAULT_STEP_CONFIG.retries;
   if (!Number.isInteger(retries.limit) || retries.limit < 0) {
     throw new RangeError(`retries.limit must be a non-negative integer, got ${retries.limit}`);

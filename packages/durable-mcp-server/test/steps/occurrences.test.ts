@@ -46,17 +46,16 @@ describe("repeated step names (Workflows semantics)", () => {
       ["pause", 2, "sleep", "done"],
       ["same name", 5, "do", "done"],
     ]);
-    // Every use has its own idempotency key, journaled at its first attempt and handed to its body.
-    const keys = rows.filter((row) => row.kind === "do").map((row) => row.key);
-    expect(new Set(keys).size).toBe(5);
-    for (let i = 0; i < 5; i++) expect(await started.probe.value(`key-${i}`)).toBe(keys[i]);
-    // Use n's key is HMAC(salt, `${n}:${name}`): the occurrence is real, not a constant.
+    // Every use has its own idempotency key, handed to its body: use n's key is HMAC(salt, `${n}:${name}`), so
+    // the occurrence is real, not a constant.
     const salt = await runInDurableObject(
       started.stub,
       (_, state) => state.storage.sql.exec<{ s: string }>("SELECT step_key_salt AS s FROM task").one().s,
     );
     const derived = new StepKeys(salt);
-    expect(await Promise.all([1, 2, 3, 4, 5].map((n) => derived.derive("same name", n)))).toEqual(keys);
+    const keys = [1, 2, 3, 4, 5].map((n) => derived.derive("same name", n));
+    expect(new Set(keys).size).toBe(5);
+    for (let i = 0; i < 5; i++) expect(await started.probe.value(`key-${i}`)).toBe(keys[i]);
   });
 
   it("numbers parallel uses of one name in call order, the same on every replay", async () => {
