@@ -16,7 +16,7 @@ import {
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { toolErrorResult } from "../errors/envelope.js";
-import { newTaskId, taskIdForKey } from "../ids.js";
+import { taskIdForKey } from "../ids.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INLINE_MS, MAX_LISTED_ISSUES } from "../limits.js";
 import { installedRequestHandler, registeredTool } from "./sdk-internals.js";
 import { cancelTask, getTask, updateTask } from "./task-methods.js";
@@ -283,7 +283,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       if (prepared && typeof prepared === "object" && "input" in prepared) input = prepared.input;
     }
     const key = idempotencyKeyOf(ctx);
-    const taskId = key === undefined ? newTaskId() : await taskIdForKey(runtime.principal, task.name, key);
+    const taskId = key === undefined ? runtime.runners.newTaskId() : await taskIdForKey(runtime.principal, task.name, key);
     const access = { taskId, principal: runtime.principal };
     const created = await runtime.runners.create({
       ...access,
