@@ -198,7 +198,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     /** The first run, started by create. The alarm's guards apply: never two runs at once, nothing for a final task. */
     private async startFirstRun(): Promise<void> {
       try {
-        await this.alarm();
+        await this.runDue();
       } catch {
         // Already logged as run_failed; the alarm armed at create retries it, as it retries a failing alarm run.
       }
@@ -413,9 +413,16 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     override async alarm(): Promise<void> {
+      // Ready without a record: a prepared runner that no create claimed by its deadline.
+      if (this.ready && !this.store.read()) return this.discardUnclaimed();
+      return this.runDue();
+    }
+
+    /** What the alarm does for a task: purge, expire, or run it (the first run also comes here, from create). */
+    private async runDue(): Promise<void> {
       if (!this.ready) return;
       const record = this.store.read();
-      if (!record) return this.discardUnclaimed();
+      if (!record) return;
       if (this.running) {
         // Alarms are at-least-once: a second delivery while a run is under way must not start a second,
         // concurrent replay. The run under way re-arms at its end and sees this request.
