@@ -23,6 +23,7 @@ import { RunnerClient } from "../runner/runner-client.js";
 import { RunnerPool } from "../runner/runner-pool.js";
 import type { CallerContext } from "../runner/caller-context.js";
 import { isTaskMethodRequest, serveTaskMethod } from "./task-fast-path.js";
+import { isToolCallRequest, serveToolCall } from "./tool-fast-path.js";
 import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
 import { defineTaskIndex, type TaskIndexClass } from "../runner/task-index.js";
 import { serveLegacyWire } from "./wire-2025/legacy-wire.js";
@@ -77,8 +78,9 @@ export interface DurableMcpOptions<Env> {
   /** Which task events are logged as JSON lines: "task" (default: no per-step start/finish), "all", "none". */
   events?: TaskEventLevel;
   /**
-   * Answer well-formed `tasks/get|update|cancel` straight from the TaskRunner, skipping the SDK's per-request
-   * server (default true). Anything not on that happy path goes through the SDK either way.
+   * Answer well-formed `tasks/get|update|cancel`, and a plain `tools/call` of a task tool (the create), straight from
+   * the TaskRunner, skipping the SDK's per-request server (default true). Anything not on that happy path goes
+   * through the SDK either way.
    */
   taskFastPath?: boolean;
   /**
@@ -294,6 +296,10 @@ export function durableMcp<Env>(
         if (options.taskFastPath !== false && isTaskMethodRequest(request)) {
           const answered = await serveTaskMethod(request, parsedBody, context, () => serverInfoOf(env));
           if (answered) return answered;
+        }
+        if (options.taskFastPath !== false && isToolCallRequest(request)) {
+          const created = await serveToolCall(request, parsedBody, context, () => registryOf(env));
+          if (created) return created;
         }
         if (wantsTaskListen(request)) {
           const listen = await serveTaskListen(request, parsedBody, context);
