@@ -129,6 +129,15 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
   const alarmBudgetMs = options.alarmBudgetMs ?? DEFAULT_ALARM_BUDGET_MS;
   const purgeGraceMs = options.purgeGraceMs ?? DEFAULT_PURGE_GRACE_MS;
   const eventLevel = options.events ?? "task";
+  // The author's server, built once per isolate and env rather than once per object: every task is a new object, and
+  // a run only looks its handler up (building a whole McpServer with its schemas is the bulk of a run's start).
+  const registries = new WeakMap<object, TaskRegistry>();
+  const registryFor = (env: Env): TaskRegistry => {
+    const key = env as object;
+    let registry = registries.get(key);
+    if (!registry) registries.set(key, (registry = options.registry(env)));
+    return registry;
+  };
 
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
     private store = new TaskStore(this.ctx.storage.sql);
@@ -471,8 +480,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     private async runHandler(record: TaskRecord, startedAt: number): Promise<void> {
-      // The author's server is built once per instance, not once per run: only its handlers are needed here.
-      this.registry ??= options.registry(this.env);
+      // The author's server is built once per isolate, not once per run: only its handlers are needed here.
+      this.registry ??= registryFor(this.env);
       const definition = this.registry[taskDefinitionOf](record.tool);
       if (!definition) {
         this.finish({

@@ -5,6 +5,7 @@ import { FIRST_RUN_FALLBACK_MS, PREPARED_RUNNER_TTL_MS } from "../../src/limits.
 import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
 import type { NewTask } from "../../src/runner/task-store.js";
 import { SCHEMA_VERSION } from "../../src/runner/schema.js";
+import { registriesBuilt } from "../fixtures/worker.js";
 import { fixtureEnv, isFinal, probeFor, waitForTask } from "../helpers.js";
 
 type Runner = DurableObjectStub & TaskRunnerRpc;
@@ -210,5 +211,19 @@ describe("the first run", () => {
     expect(task.status).toBe("completed");
     const probe = probeFor(`probe-${taskId}`);
     expect([await probe.count("a"), await probe.count("b"), await probe.count("c")]).toEqual([1, 1, 1]);
+  });
+
+  it("builds the author's server once per isolate, not once per task object", async () => {
+    const run = async () => {
+      const taskId = newTaskId();
+      const runner = runnerFor(taskId);
+      await runner.create(newTask(taskId, "alice"));
+      return waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
+    };
+    expect((await run()).status).toBe("completed");
+    const before = registriesBuilt.count;
+    const tasks = await Promise.all([run(), run(), run()]);
+    expect(tasks.map((task) => task.status)).toEqual(["completed", "completed", "completed"]);
+    expect(registriesBuilt.count).toBe(before);
   });
 });
