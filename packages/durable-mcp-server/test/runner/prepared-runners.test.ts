@@ -43,6 +43,14 @@ const storageOf = (runner: Runner) =>
     alarm: await state.storage.getAlarm(),
   }));
 
+/** A three_steps task on a fresh runner, to its end. */
+async function runToEnd() {
+  const taskId = newTaskId();
+  const runner = runnerFor(taskId);
+  await runner.create(newTask(taskId, "alice"));
+  return waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
+}
+
 const schemaOf = (runner: Runner) =>
   runInDurableObject(
     runner,
@@ -214,15 +222,9 @@ describe("the first run", () => {
   });
 
   it("builds the author's server once per isolate, not once per task object", async () => {
-    const run = async () => {
-      const taskId = newTaskId();
-      const runner = runnerFor(taskId);
-      await runner.create(newTask(taskId, "alice"));
-      return waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
-    };
-    expect((await run()).status).toBe("completed");
+    expect((await runToEnd()).status).toBe("completed");
     const before = registriesBuilt.count;
-    const tasks = await Promise.all([run(), run(), run()]);
+    const tasks = await Promise.all([runToEnd(), runToEnd(), runToEnd()]);
     expect(tasks.map((task) => task.status)).toEqual(["completed", "completed", "completed"]);
     expect(registriesBuilt.count).toBe(before);
   });
