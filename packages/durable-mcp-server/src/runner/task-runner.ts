@@ -436,6 +436,9 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         // Alarms are at-least-once: a second delivery while a run is under way must not start a second,
         // concurrent replay. The run under way re-arms at its end and sees this request.
         this.wakeRequested = true;
+        // This delivery is now consumed, and a run that create started has no alarm in flight behind it: keep one
+        // armed, so that if this instance dies before that run re-arms at its end, the alarm resumes the task.
+        await this.ctx.storage.setAlarm(Date.now() + FIRST_RUN_FALLBACK_MS);
         return;
       }
       const now = Date.now();

@@ -208,6 +208,23 @@ describe("the first run", () => {
     expect(await probe.count("finished")).toBe(1);
   });
 
+  it("keeps an alarm armed through a long first run, so that a crash mid-run is still resumed", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    const access = { taskId, principal: "alice" };
+    await runner.create(newTask(taskId, "alice", "hang", { ms: FIRST_RUN_FALLBACK_MS * 2 }));
+    const probe = probeFor(`probe-${taskId}`);
+    await waitForTask({ stub: runner, access }, async () => (await probe.count("started")) === 1);
+    // Past the fallback alarm's time: it was delivered during the run (and consumed), the step still under way.
+    await new Promise((resolve) => setTimeout(resolve, FIRST_RUN_FALLBACK_MS * 1.3));
+    expect(await probe.count("finished")).toBe(0);
+    expect(await runInDurableObject(runner, (_, state) => state.storage.getAlarm())).not.toBeNull();
+    // (A crash now is resumed by that alarm: apps/task-server/e2e/crash-restart.test.ts kills the process mid-run.)
+    const task = await waitForTask({ stub: runner, access }, isFinal, 15_000);
+    expect(task.status).toBe("completed");
+    expect([await probe.count("started"), await probe.count("finished")]).toEqual([1, 1]);
+  });
+
   it("is left to the alarm when the instance is gone before it starts", async () => {
     const taskId = newTaskId();
     const runner = runnerFor(taskId);
