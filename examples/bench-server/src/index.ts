@@ -268,11 +268,12 @@ async function floor(url: URL, env: Env): Promise<Response> {
 }
 
 export default {
-  async fetch(request: Request, env: Env): Promise<Response> {
+  async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(request.url);
-    if (url.pathname === "/mcp") return mcp.serve(request, env);
-    if (url.pathname === "/mcp-quiet") return quiet.serve(request, env);
-    if (url.pathname === "/mcp-step-events") return stepEvents.serve(request, env);
+    // With ctx, task creates use the library's pre-created TaskRunners (refilled after each reply).
+    if (url.pathname === "/mcp") return mcp.serve(request, env, ctx);
+    if (url.pathname === "/mcp-quiet") return quiet.serve(request, env, ctx);
+    if (url.pathname === "/mcp-step-events") return stepEvents.serve(request, env, ctx);
     if (url.pathname.startsWith("/floor/")) return (await filesFloor(request, url, env.FILES)) ?? floor(url, env);
     if (url.pathname === "/files" || url.pathname.startsWith("/files/")) return mcp.serveFiles(request, env);
     return new Response("Not found", { status: 404 });

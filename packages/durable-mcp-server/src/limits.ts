@@ -62,6 +62,22 @@ export const MAX_RUN_FAILURES = 3;
 /** How long the testing seam waits for a run under way before it gives up. */
 export const SEAM_RUN_WAIT_MS = 10_000;
 
+// --- The create path (runner/, routing/; docs/limits.md, "Pre-created runners") ---
+/** A prepared TaskRunner that no create claimed deletes its storage this long after it was prepared. */
+export const PREPARED_RUNNER_TTL_MS = 5 * 60_000;
+/**
+ * A Worker isolate hands out a prepared task id only while it is younger than this, well before its runner deletes
+ * itself (an older one is dropped; creating on a runner that did delete itself would still be safe, only slower).
+ */
+export const PREPARED_RUNNER_MAX_AGE_MS = 60_000;
+/** Prepared TaskRunners a Worker isolate keeps ready per endpoint (a burst beyond it creates on new objects). */
+export const PREPARED_RUNNER_POOL_SIZE = 2;
+/**
+ * A task's first run is started by its TaskRunner right after the create has committed; the alarm is armed this far
+ * ahead as the durable fallback (an instance that dies before starting the run leaves it to the alarm).
+ */
+export const FIRST_RUN_FALLBACK_MS = 1_000;
+
 // --- Files (files/) ---
 /** `files.maxSize` when not given. */
 export const DEFAULT_MAX_FILE_BYTES = 4 * 1024 * MIB;

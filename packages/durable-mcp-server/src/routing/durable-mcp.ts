@@ -20,8 +20,10 @@ import { DEFAULT_MAX_FILE_BYTES, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "../limit
 import { readJsonBody, type JsonBody } from "../wire/json-body.js";
 import { batchRefusal, hostPolicy, hostRefusal } from "./request-guards.js";
 import { RunnerClient } from "../runner/runner-client.js";
+import { RunnerPool } from "../runner/runner-pool.js";
 import type { CallerContext } from "../runner/caller-context.js";
 import { isTaskMethodRequest, serveTaskMethod } from "./task-fast-path.js";
+import { isToolCallRequest, serveToolCall } from "./tool-fast-path.js";
 import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
 import { defineTaskIndex, type TaskIndexClass } from "../runner/task-index.js";
 import { serveLegacyWire } from "./wire-2025/legacy-wire.js";
@@ -76,8 +78,9 @@ export interface DurableMcpOptions<Env> {
   /** Which task events are logged as JSON lines: "task" (default: no per-step start/finish), "all", "none". */
   events?: TaskEventLevel;
   /**
-   * Answer well-formed `tasks/get|update|cancel` straight from the TaskRunner, skipping the SDK's per-request
-   * server (default true). Anything not on that happy path goes through the SDK either way.
+   * Answer well-formed `tasks/get|update|cancel`, and a plain `tools/call` of a task tool (the create), straight from
+   * the TaskRunner, skipping the SDK's per-request server (default true). Anything not on that happy path goes
+   * through the SDK either way.
    */
   taskFastPath?: boolean;
   /**
@@ -141,10 +144,13 @@ export interface DurableMcp<Env> {
   FileRunner: FileRunnerClass<Env>;
   /** The per-principal TaskIndex Durable Object class (2025-11-25 `tasks/list`); export it under its binding. */
   TaskIndex: TaskIndexClass<Env>;
-  /** Serves MCP at `path` and, with `files`, the file endpoints under `files.path`; 404 elsewhere. */
-  fetch(request: Request, env: Env): Promise<Response>;
-  /** Serves one MCP request at whatever path it arrived on (for mounting inside another router). */
-  serve(request: Request, env: Env): Promise<Response>;
+  /**
+   * Serves MCP at `path` and, with `files`, the file endpoints under `files.path`; 404 elsewhere. Given the Worker's
+   * `ctx`, task creates use pre-created TaskRunners, refilled after each reply (`ctx.waitUntil`).
+   */
+  fetch(request: Request, env: Env, ctx?: ExecutionContext): Promise<Response>;
+  /** Serves one MCP request at whatever path it arrived on (for mounting inside another router); `ctx` as for fetch. */
+  serve(request: Request, env: Env, ctx?: ExecutionContext): Promise<Response>;
   /** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
   serveFiles(request: Request, env: Env): Promise<Response>;
   /** Serves webhook POSTs (`step.webhookUrl`); mount under `webhooks.path`. */
@@ -219,7 +225,10 @@ export function durableMcp<Env>(
     return (signer ??= new Signer(typeof secret === "string" ? secret : undefined));
   };
 
-  function runnersFor(env: Env): RunnerClient {
+  // Pre-created TaskRunners of this isolate (runner/runner-pool.ts); only requests that can refill it take from it.
+  const pool = new RunnerPool();
+
+  function runnersFor(env: Env, withPool = false): RunnerClient {
     const namespace = (env as Record<string, unknown>)[bindingName] as DurableObjectNamespace | undefined;
     if (!namespace || typeof namespace.idFromName !== "function") {
       throw new Error(
@@ -228,11 +237,24 @@ export function durableMcp<Env>(
     }
     const index = indexBinding ? (env as Record<string, unknown>)[indexBinding] : undefined;
     const indexed = typeof (index as DurableObjectNamespace | undefined)?.idFromName === "function";
-    return new RunnerClient(namespace, undefined, indexed ? (index as DurableObjectNamespace) : undefined);
+    return new RunnerClient(
+      namespace,
+      undefined,
+      indexed ? (index as DurableObjectNamespace) : undefined,
+      withPool ? pool : undefined,
+    );
   }
 
   /** Serves one MCP request at whatever path it arrived on. */
-  async function serve(request: Request, env: Env): Promise<Response> {
+  async function serve(request: Request, env: Env, ctx?: ExecutionContext): Promise<Response> {
+    let runners: RunnerClient | undefined;
+    const response = await answer(request, env, () => (runners = runnersFor(env, ctx !== undefined)));
+    // A create took an id from the pool (or found it empty): top it up once the answer is out of our hands.
+    if (ctx && runners?.refillWanted) ctx.waitUntil(runners.refill());
+    return response;
+  }
+
+  async function answer(request: Request, env: Env, runnersOf: () => RunnerClient): Promise<Response> {
     try {
       const forbidden = hostRefusal(request, hosts);
       if (forbidden) return jsonRpcErrorResponse(null, forbidden, 403);
@@ -241,7 +263,7 @@ export function durableMcp<Env>(
       if (typeof caller?.principal !== "string" || caller.principal.length === 0) {
         throw new Error("authenticate() must return a Caller with a non-empty principal, or a Response");
       }
-      const context: CallerContext = { principal: caller.principal, runners: runnersFor(env) };
+      const context: CallerContext = { principal: caller.principal, runners: runnersOf() };
       // Every JSON body is read here, once, under one size and depth bound, and handed on parsed. A POST that
       // is not JSON is left unread for the SDK to refuse (415).
       let parsedBody: unknown;
@@ -274,6 +296,10 @@ export function durableMcp<Env>(
         if (options.taskFastPath !== false && isTaskMethodRequest(request)) {
           const answered = await serveTaskMethod(request, parsedBody, context, () => serverInfoOf(env));
           if (answered) return answered;
+        }
+        if (options.taskFastPath !== false && isToolCallRequest(request)) {
+          const created = await serveToolCall(request, parsedBody, context, () => registryOf(env));
+          if (created) return created;
         }
         if (wantsTaskListen(request)) {
           const listen = await serveTaskListen(request, parsedBody, context);
@@ -328,12 +354,12 @@ export function durableMcp<Env>(
     return sendTaskEvent(runnersFor(env), taskId, event, eventOptions);
   }
 
-  async function fetch(request: Request, env: Env): Promise<Response> {
+  async function fetch(request: Request, env: Env, ctx?: ExecutionContext): Promise<Response> {
     const pathname = new URL(request.url).pathname;
     if (pathname.startsWith(`${webhooks.path}/`)) return serveWebhooks(request, env);
     if (files && (pathname === files.path || pathname.startsWith(`${files.path}/`))) return serveFiles(request, env);
     if (pathname !== path) return new Response("Not found", { status: 404 });
-    return serve(request, env);
+    return serve(request, env, ctx);
   }
 
   return { TaskRunner, FileRunner, TaskIndex, fetch, serve, serveFiles, serveWebhooks, sendEvent, handler };

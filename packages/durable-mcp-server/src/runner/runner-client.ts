@@ -1,4 +1,6 @@
 import { backoffDelayMs, equalJitter } from "../util/backoff.js";
+import { newTaskId } from "../ids.js";
+import type { RunnerPool } from "./runner-pool.js";
 import { taskIndexOf, type IndexCursor, type IndexEntry } from "./task-index.js";
 import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
 import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "./task-runner.js";
@@ -23,7 +25,24 @@ export class RunnerClient {
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
     /** The per-principal task index (TaskIndex), when the deployment binds one. */
     private readonly index?: DurableObjectNamespace,
+    /** The isolate's pre-created runners, when the request can refill them after its reply (routing/). */
+    private readonly pool?: RunnerPool,
   ) {}
+
+  /** Set once this client handed out a pre-created runner's id: the router refills the pool after the reply. */
+  refillWanted = false;
+
+  /** The id of a new task: a pre-created runner's when the pool has one, else a fresh one (ids.ts). */
+  newTaskId(): string {
+    const pooled = this.pool?.take();
+    if (this.pool) this.refillWanted = true;
+    return pooled ?? newTaskId();
+  }
+
+  /** Tops up the pool this client takes from (after the reply; see `refillWanted`). */
+  refill(): Promise<void> {
+    return this.pool ? this.pool.refill(this.namespace) : Promise.resolve();
+  }
 
   /** Whether tasks are indexed per principal (what the 2025-11-25 `tasks/list` reads). */
   get indexed(): boolean {

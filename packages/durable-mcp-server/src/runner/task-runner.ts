@@ -12,7 +12,13 @@ import { expiryOf } from "../util/expiry.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { missingInputCapability } from "../wire/input-capabilities.js";
-import { MAX_RUN_FAILURES, SEAM_RUN_WAIT_MS, TIMELINE_LIMIT } from "../limits.js";
+import {
+  FIRST_RUN_FALLBACK_MS,
+  MAX_RUN_FAILURES,
+  PREPARED_RUNNER_TTL_MS,
+  SEAM_RUN_WAIT_MS,
+  TIMELINE_LIMIT,
+} from "../limits.js";
 import { checkInputAnswer } from "./elicit-answer.js";
 import { taskIndexOf } from "./task-index.js";
 import { EventInbox, sha256Hex, waitingMessage, type EventOutcome, type WebhookAnswer } from "./event-inbox.js";
@@ -74,6 +80,13 @@ export interface UpdateOutcome {
 /** The RPC surface of a TaskRunner. Every method is idempotent, which is what makes retrying it safe. */
 export interface TaskRunnerRpc {
   /**
+   * Pre-creates this object for a task id not handed out yet (the router's pool, routing/runner-pool.ts): applies the
+   * schema and arms an alarm that deletes its storage unless a create claims it within PREPARED_RUNNER_TTL_MS. Binds
+   * no principal and creates no task: until `create`, every call answers exactly as for an unknown id. False (and
+   * nothing changed) when the object already holds a task.
+   */
+  prepare(): Promise<boolean>;
+  /**
    * Creates the task. The same id, principal, tool and input again returns the existing task (a retried or
    * deduplicated call joins it); the same id for anything else returns null and changes nothing.
    */
@@ -116,6 +129,15 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
   const alarmBudgetMs = options.alarmBudgetMs ?? DEFAULT_ALARM_BUDGET_MS;
   const purgeGraceMs = options.purgeGraceMs ?? DEFAULT_PURGE_GRACE_MS;
   const eventLevel = options.events ?? "task";
+  // The author's server, built once per isolate and env rather than once per object: every task is a new object, and
+  // a run only looks its handler up (building a whole McpServer with its schemas is the bulk of a run's start).
+  const registries = new WeakMap<object, TaskRegistry>();
+  const registryFor = (env: Env): TaskRegistry => {
+    const key = env as object;
+    let registry = registries.get(key);
+    if (!registry) registries.set(key, (registry = options.registry(env)));
+    return registry;
+  };
 
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
     private store = new TaskStore(this.ctx.storage.sql);
@@ -143,7 +165,20 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       this.ready = version > 0;
     }
 
-    /** Creates the task and arms the alarm that runs it; see TaskRunnerRpc.create for repeated ids. */
+    async prepare(): Promise<boolean> {
+      if (!this.ready) {
+        migrate(this.ctx.storage, 0);
+        this.ready = true;
+      }
+      if (this.store.read()) return false;
+      await this.ctx.storage.setAlarm(Date.now() + PREPARED_RUNNER_TTL_MS);
+      return true;
+    }
+
+    /**
+     * Creates the task and starts its first run right after this reply's commit, the alarm (FIRST_RUN_FALLBACK_MS
+     * ahead) being the durable fallback; see TaskRunnerRpc.create for repeated ids.
+     */
     async create(task: NewTask): Promise<Task | null> {
       if (!this.ready) {
         migrate(this.ctx.storage, 0);
@@ -158,9 +193,24 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const now = Date.now();
       this.cancelled = false;
       this.store.insert(task, now);
-      await this.ctx.storage.setAlarm(now);
-      taskEventLog(eventLevel, task)("task_created", { ttlMs: task.ttlMs });
-      return toTask(this.store.read()!);
+      await this.ctx.storage.setAlarm(now + FIRST_RUN_FALLBACK_MS);
+      const created = toTask(this.store.read()!);
+      // Once the record is durable — when the output gate lets this reply go — log the line and start the run here,
+      // instead of after an alarm hop. Neither holds the reply; if this instance dies first, the alarm runs the task.
+      void this.ctx.storage.sync().then(() => {
+        taskEventLog(eventLevel, task)("task_created", { ttlMs: task.ttlMs });
+        return this.startFirstRun();
+      });
+      return created;
+    }
+
+    /** The first run, started by create. The alarm's guards apply: never two runs at once, nothing for a final task. */
+    private async startFirstRun(): Promise<void> {
+      try {
+        await this.runDue();
+      } catch {
+        // Already logged as run_failed; the alarm armed at create retries it, as it retries a failing alarm run.
+      }
     }
 
     async get(access: TaskAccess, query: { steps?: boolean } = {}): Promise<DetailedTask | null> {
@@ -372,6 +422,13 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     override async alarm(): Promise<void> {
+      // Ready without a record: a prepared runner that no create claimed by its deadline.
+      if (this.ready && !this.store.read()) return this.discardUnclaimed();
+      return this.runDue();
+    }
+
+    /** What the alarm does for a task: purge, expire, or run it (the first run also comes here, from create). */
+    private async runDue(): Promise<void> {
       if (!this.ready) return;
       const record = this.store.read();
       if (!record) return;
@@ -379,6 +436,9 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         // Alarms are at-least-once: a second delivery while a run is under way must not start a second,
         // concurrent replay. The run under way re-arms at its end and sees this request.
         this.wakeRequested = true;
+        // This delivery is now consumed, and a run that create started has no alarm in flight behind it: keep one
+        // armed, so that if this instance dies before that run re-arms at its end, the alarm resumes the task.
+        await this.ctx.storage.setAlarm(Date.now() + FIRST_RUN_FALLBACK_MS);
         return;
       }
       const now = Date.now();
@@ -423,8 +483,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     private async runHandler(record: TaskRecord, startedAt: number): Promise<void> {
-      // The author's server is built once per instance, not once per run: only its handlers are needed here.
-      this.registry ??= options.registry(this.env);
+      // The author's server is built once per isolate, not once per run: only its handlers are needed here.
+      this.registry ??= registryFor(this.env);
       const definition = this.registry[taskDefinitionOf](record.tool);
       if (!definition) {
         this.finish({
@@ -604,6 +664,19 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           createTaskFiles({ taskId: record.taskId, principal: record.principal, service: files }, doStep),
         spill: resultSpill(() => files().bucket, record.taskId),
       };
+    }
+
+    /**
+     * A prepared runner's deadline passed with no create: its storage goes. No call is delivered meanwhile, so a
+     * create can never land between the check and the delete (one that came first is found, and kept).
+     */
+    private async discardUnclaimed(): Promise<void> {
+      await this.ctx.blockConcurrencyWhile(async () => {
+        if (!this.ready || this.store.read()) return;
+        await this.ctx.storage.deleteAlarm();
+        await this.ctx.storage.deleteAll();
+        this.ready = false;
+      });
     }
 
     private async purge(): Promise<void> {

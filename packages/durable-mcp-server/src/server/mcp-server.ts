@@ -6,6 +6,7 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   type CallToolResult,
+  type ClientCapabilities,
   type Implementation,
   type InputRequiredResult,
   type McpServerOptions,
@@ -16,7 +17,7 @@ import {
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { toolErrorResult } from "../errors/envelope.js";
-import { newTaskId, taskIdForKey } from "../ids.js";
+import { taskIdForKey } from "../ids.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INLINE_MS, MAX_LISTED_ISSUES } from "../limits.js";
 import { installedRequestHandler, registeredTool } from "./sdk-internals.js";
 import { cancelTask, getTask, updateTask } from "./task-methods.js";
@@ -27,7 +28,7 @@ import type { Step } from "../steps/types.js";
 import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
 import { declaredCapabilities } from "../wire/input-capabilities.js";
-import type { DetailedTask } from "../wire/task-shapes.js";
+import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { registerFacadeTools } from "../fallback/facade-tools.js";
 import { registerFileTools } from "../files/file-tools.js";
 import { facadeNames, taskViewResult, type FacadeNames } from "../fallback/task-view.js";
@@ -42,6 +43,8 @@ type InferOutput<S extends StandardSchemaWithJSON> = StandardSchemaWithJSON.Infe
  */
 export const bindTaskRuntime: unique symbol = Symbol("durable-mcp-server.bindTaskRuntime");
 export const registerFileToolsOnce: unique symbol = Symbol("durable-mcp-server.registerFileTools");
+/** The router's `tools/call` fast path for task tools (routing/tool-fast-path.ts). */
+export const fastTaskCall: unique symbol = Symbol("durable-mcp-server.fastTaskCall");
 /** The router's view of a task tool for the 2025-11-25 tasks wire (routing/wire-2025/). */
 export const legacyTaskTool: unique symbol = Symbol("durable-mcp-server.legacyTaskTool");
 
@@ -267,6 +270,27 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     return this;
   }
 
+  /**
+   * Starts a task for the router's `tools/call` fast path: a plain call, by a request that declares the extension, of
+   * an enabled task tool without `beforeStart`, whose arguments pass the tool's own schema. Null for anything else,
+   * which the router then hands to the SDK as before. What it answers is what `#callTask` answers for the same call.
+   */
+  async [fastTaskCall](
+    name: string,
+    args: unknown,
+    envelope: Record<string, unknown>,
+    origin: string,
+    runtime: CallerContext,
+  ): Promise<Record<string, unknown> | null> {
+    const task = this.#tasks.get(name);
+    if (!task || task.beforeStart || !registeredTool(this, name)?.enabled) return null;
+    const parsed = task.parseInput(args ?? {});
+    if (!parsed.ok) return null;
+    const access = { taskId: runtime.runners.newTaskId(), principal: runtime.principal };
+    const created = await this.#create(task, parsed.value, access, runtime, origin, declaredCapabilities(envelope));
+    return this.#declaredResult(task, created, access, runtime);
+  }
+
   async #callTask(task: RegisteredTask, args: unknown, ctx: ServerContext): Promise<unknown> {
     const declared = declaresTasks(ctx.mcpReq.envelope);
     if (!declared && task.fallback === "refuse") {
@@ -283,18 +307,40 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       if (prepared && typeof prepared === "object" && "input" in prepared) input = prepared.input;
     }
     const key = idempotencyKeyOf(ctx);
-    const taskId = key === undefined ? newTaskId() : await taskIdForKey(runtime.principal, task.name, key);
+    const taskId =
+      key === undefined ? runtime.runners.newTaskId() : await taskIdForKey(runtime.principal, task.name, key);
     const access = { taskId, principal: runtime.principal };
+    // What this client can answer: a task-capable request's own declaration. Without the extension the task's
+    // questions reach the model through the facade tools, which can answer every kind (null).
+    const capabilities = declared ? declaredCapabilities(ctx.mcpReq.envelope) : null;
+    const created = await this.#create(task, input, access, runtime, originOf(ctx), capabilities);
+    if (declared) return this.#declaredResult(task, created, access, runtime);
+    // A client without the extension never sees a task: it gets the result, or a handle it can follow with
+    // the facade tools.
+    const settled =
+      task.fallback === "wait"
+        ? await runtime.runners.awaitSettled(access, task.waitForMs)
+        : await runtime.runners.get(access);
+    if (!settled) throw new Error(`task ${access.taskId} vanished right after it was created`);
+    return taskViewResult(settled, task.name, this.#facade);
+  }
+
+  async #create(
+    task: RegisteredTask,
+    input: unknown,
+    access: { taskId: string; principal: string },
+    runtime: CallerContext,
+    origin: string | null,
+    clientCapabilities: ClientCapabilities | null,
+  ): Promise<Task> {
     const created = await runtime.runners.create({
       ...access,
       tool: task.name,
       input: JSON.stringify(input ?? null),
       ttlMs: task.ttlMs,
       pollIntervalMs: task.pollIntervalMs,
-      origin: originOf(ctx),
-      // What this client can answer: a task-capable request's own declaration. Without the extension the task's
-      // questions reach the model through the facade tools, which can answer every kind (null).
-      clientCapabilities: declared ? declaredCapabilities(ctx.mcpReq.envelope) : null,
+      origin,
+      clientCapabilities,
     });
     if (!created) {
       throw new ProtocolError(
@@ -305,23 +351,23 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
         },
       );
     }
-    if (declared) {
-      if (task.inlineMs === 0) return { ...created, resultType: "task" };
-      // Inline: the ordinary result if the task completes within the budget, else the task as it stands then.
-      const settled = await runtime.runners.awaitSettled(access, task.inlineMs);
-      if (!settled) throw new Error(`task ${access.taskId} vanished right after it was created`);
-      // A completed task's result as the call's own (the same view the fallback gives: `_meta` names the task).
-      if (settled.status === "completed") return taskViewResult(settled, task.name, this.#facade);
-      return { ...taskOnly(settled), resultType: "task" };
-    }
-    // A client without the extension never sees a task: it gets the result, or a handle it can follow with
-    // the facade tools.
-    const settled =
-      task.fallback === "wait"
-        ? await runtime.runners.awaitSettled(access, task.waitForMs)
-        : await runtime.runners.get(access);
+    return created;
+  }
+
+  /** What a client that declares the extension gets: the task, or with `inline` its result when it came in time. */
+  async #declaredResult(
+    task: RegisteredTask,
+    created: Task,
+    access: { taskId: string; principal: string },
+    runtime: CallerContext,
+  ): Promise<Record<string, unknown>> {
+    if (task.inlineMs === 0) return { ...created, resultType: "task" };
+    // Inline: the ordinary result if the task completes within the budget, else the task as it stands then.
+    const settled = await runtime.runners.awaitSettled(access, task.inlineMs);
     if (!settled) throw new Error(`task ${access.taskId} vanished right after it was created`);
-    return taskViewResult(settled, task.name, this.#facade);
+    // A completed task's result as the call's own (the same view the fallback gives: `_meta` names the task).
+    if (settled.status === "completed") return taskViewResult(settled, task.name, this.#facade);
+    return { ...taskOnly(settled), resultType: "task" };
   }
 
   /**

@@ -141,8 +141,13 @@ describe("mcp.sendEvent through the public API", () => {
 
   it("the testing kit's sendEvent reaches the task as the kit's principal", async () => {
     const task = await kit.start("approval");
-    expect(await task.sendEvent({ type: "approved", payload: "early" })).toEqual({ outcome: "buffered" });
-    expect(textOf(await task.waitFor("completed"))).toBe("early");
+    // The first run starts right after the create (no alarm hop), so wait for its wait: the outcome is then certain.
+    await task.waitForStep("approval", "waiting");
+    expect(await task.sendEvent({ type: "approved", payload: "from the kit" })).toEqual({
+      outcome: "delivered",
+      step: "approval",
+    });
+    expect(textOf(await task.waitFor("completed"))).toBe("from the kit");
     const other = testTasks({ url: "http://fixture.test/mcp", binding: fixtureEnv.MCP_TASK_RUNNER, principal: "bob" });
     await expect(other.task(task.id).sendEvent({ type: "approved" })).rejects.toMatchObject({
       name: "EventRefusedError",

@@ -5,7 +5,7 @@ import {
   type CallToolResult,
   type ClientCapabilities,
 } from "@modelcontextprotocol/server";
-import { isTaskIdShape, newTaskId, taskIdForKey } from "../../ids.js";
+import { isTaskIdShape, taskIdForKey } from "../../ids.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_STEP_RESULT_BYTES } from "../../limits.js";
 import type { RunnerClient } from "../../runner/runner-client.js";
 import type { IndexCursor } from "../../runner/task-index.js";
@@ -114,7 +114,7 @@ async function callTool(
   // A tool error, as on every wire: the model can repair its arguments, and no task is created.
   if (!parsed.ok) return ok(id, invalidArgumentsResult(name, parsed.issues) as CallToolResult);
   const key = idempotencyKeyOf(request);
-  const taskId = key === undefined ? newTaskId() : await taskIdForKey(ctx.principal, name, key);
+  const taskId = key === undefined ? ctx.runners.newTaskId() : await taskIdForKey(ctx.principal, name, key);
   const toolTtl = tool.definition.ttlMs;
   // The session's declared capabilities decide which questions the task may ask (`{}` without a session: none); as
   // the client sent them, and only the kinds of question are read from them (questionCapabilities).

@@ -1,0 +1,248 @@
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { newTaskId } from "../../src/ids.js";
+import { FIRST_RUN_FALLBACK_MS, PREPARED_RUNNER_TTL_MS } from "../../src/limits.js";
+import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
+import type { NewTask } from "../../src/runner/task-store.js";
+import { SCHEMA_VERSION } from "../../src/runner/schema.js";
+import { registriesBuilt } from "../fixtures/worker.js";
+import { fixtureEnv, isFinal, probeFor, waitForTask } from "../helpers.js";
+
+type Runner = DurableObjectStub & TaskRunnerRpc;
+
+function runnerFor(taskId: string): Runner {
+  const namespace = fixtureEnv.TASK_RUNNER;
+  return namespace.get(namespace.idFromName(taskId)) as unknown as Runner;
+}
+
+function newTask(
+  taskId: string,
+  principal: string,
+  tool = "three_steps",
+  extra: Record<string, unknown> = {},
+): NewTask {
+  return {
+    taskId,
+    principal,
+    tool,
+    input: JSON.stringify({ probe: `probe-${taskId}`, ...extra }),
+    ttlMs: 60_000,
+    pollIntervalMs: 100,
+  };
+}
+
+/** Every user table and the alarm: what a runner leaves in storage. */
+const storageOf = (runner: Runner) =>
+  runInDurableObject(runner, async (_, state) => ({
+    tables: state.storage.sql
+      .exec<{ name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\'",
+      )
+      .toArray()
+      .map((row) => row.name),
+    alarm: await state.storage.getAlarm(),
+  }));
+
+/** A three_steps task on a fresh runner, to its end. */
+async function runToEnd() {
+  const taskId = newTaskId();
+  const runner = runnerFor(taskId);
+  await runner.create(newTask(taskId, "alice"));
+  return waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
+}
+
+const schemaOf = (runner: Runner) =>
+  runInDurableObject(
+    runner,
+    (_, state) => state.storage.sql.exec<{ v: number }>("SELECT MAX(version) AS v FROM schema_migrations").one().v,
+  );
+
+describe("pre-created TaskRunners (prepare)", () => {
+  it("applies the schema and arms a deadline, creating no task", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    const before = Date.now();
+    expect(await runner.prepare()).toBe(true);
+    expect(await schemaOf(runner)).toBe(SCHEMA_VERSION);
+    const { tables, alarm } = await storageOf(runner);
+    expect(tables).toContain("task");
+    expect(alarm).toBeGreaterThanOrEqual(before + PREPARED_RUNNER_TTL_MS);
+    expect(
+      await runInDurableObject(runner, (_, state) => state.storage.sql.exec("SELECT * FROM task").toArray()),
+    ).toEqual([]);
+  });
+
+  it("answers every call on a prepared, unclaimed id exactly as on an unknown id", async () => {
+    const prepared = runnerFor(newTaskId());
+    const unknownId = newTaskId();
+    const unknown = runnerFor(unknownId);
+    await prepared.prepare();
+    const preparedId = (await runInDurableObject(prepared, (_, state) => state.id.name)) ?? "";
+    for (const [runner, taskId] of [
+      [prepared, preparedId],
+      [unknown, unknownId],
+    ] as const) {
+      const access = { taskId, principal: "alice" };
+      expect(await runner.get(access)).toBeNull();
+      expect(await runner.inspect(access)).toBeNull();
+      expect(await runner.update(access, { a: 1 })).toBeNull();
+      expect(await runner.cancel(access)).toBe(false);
+      expect(await runner.awaitSettled(access, 10)).toBeNull();
+      expect(await runner.watch(access)).toBeNull();
+      expect(await runner.sendEvent(taskId, { type: "t", payload: "1" })).toEqual({
+        refused: "unknown_task",
+        message: `no task ${taskId}`,
+      });
+      expect(await runner.deliverWebhook(taskId, { hookId: "h", type: "t", payload: "1" })).toMatchObject({
+        status: 404,
+      });
+    }
+    // None of those reads claimed it: it is still unclaimed, and still goes at its deadline.
+    await runDurableObjectAlarm(prepared);
+    expect(await storageOf(prepared)).toEqual({ tables: [], alarm: null });
+  });
+
+  it("leaves no storage once its deadline passes unclaimed", async () => {
+    const runner = runnerFor(newTaskId());
+    await runner.prepare();
+    expect((await storageOf(runner)).tables.length).toBeGreaterThan(0);
+    expect(await runDurableObjectAlarm(runner)).toBe(true);
+    expect(await storageOf(runner)).toEqual({ tables: [], alarm: null });
+  });
+
+  it("binds the principal at create, not at prepare, and is claimed at most once", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    await runner.prepare();
+    const created = await runner.create(newTask(taskId, "bob"));
+    expect(created).toMatchObject({ taskId, status: "working" });
+    expect(await runner.get({ taskId, principal: "bob" })).toMatchObject({ taskId });
+    expect(await runner.get({ taskId, principal: "alice" })).toBeNull();
+
+    // A second create on the claimed runner, for anyone or anything else, is refused and changes nothing.
+    expect(await runner.create(newTask(taskId, "mallory"))).toBeNull();
+    expect(await runner.create(newTask(taskId, "bob", "sleeper", { ms: 1 }))).toBeNull();
+    // Preparing it again does not touch it either.
+    expect(await runner.prepare()).toBe(false);
+    const task = await waitForTask({ stub: runner, access: { taskId, principal: "bob" } }, isFinal);
+    expect(task).toMatchObject({ status: "completed" });
+    expect(await runner.get({ taskId, principal: "mallory" })).toBeNull();
+    expect(await probeFor(`probe-${taskId}`).count("a")).toBe(1);
+  });
+
+  it("keeps a claimed task at its deadline: the alarm runs it instead of deleting it", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    await runner.prepare();
+    await runner.create(newTask(taskId, "alice", "sleeper", { ms: 60_000 }));
+    await runDurableObjectAlarm(runner);
+    await runDurableObjectAlarm(runner);
+    expect(await runner.get({ taskId, principal: "alice" })).toMatchObject({ taskId, status: "working" });
+    expect((await storageOf(runner)).tables).toContain("task");
+  });
+
+  it("loses nothing when a prepared runner is evicted: its deadline and schema stay, a create still claims it", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    await runner.prepare();
+    const before = await storageOf(runner);
+    await evictDurableObject(runner);
+    expect(await storageOf(runner)).toEqual(before);
+    expect(await runner.create(newTask(taskId, "alice"))).toMatchObject({ taskId });
+    const task = await waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
+    expect(task.status).toBe("completed");
+
+    // And one evicted and never claimed still goes at its deadline.
+    const other = runnerFor(newTaskId());
+    await other.prepare();
+    await evictDurableObject(other);
+    await runDurableObjectAlarm(other);
+    expect(await storageOf(other)).toEqual({ tables: [], alarm: null });
+  });
+});
+
+describe("the first run", () => {
+  it("starts right after create, without waiting for the alarm, which stays armed as the fallback", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    // Counts the platform's alarm deliveries to this instance (the run create starts itself is not one).
+    await runInDurableObject(runner, (instance) => {
+      const target = instance as unknown as { alarm: () => Promise<void>; deliveries: number };
+      const alarm = target.alarm.bind(target);
+      target.deliveries = 0;
+      target.alarm = () => (target.deliveries++, alarm());
+    });
+    const createdAt = Date.now();
+    await runner.create(newTask(taskId, "alice", "sleeper", { ms: 60_000 }));
+    // The run reached the sleep, well before the fallback alarm would have fired, and no alarm was delivered.
+    await waitForTask(
+      { stub: runner, access: { taskId, principal: "alice" } },
+      async () =>
+        (
+          await runInDurableObject(runner, (_, state) =>
+            state.storage.sql.exec("SELECT state FROM steps WHERE name = 'nap'").toArray(),
+          )
+        ).length === 1,
+      FIRST_RUN_FALLBACK_MS / 2,
+    );
+    expect(Date.now() - createdAt).toBeLessThan(FIRST_RUN_FALLBACK_MS);
+    expect(
+      await runInDurableObject(runner, (instance) => (instance as unknown as { deliveries: number }).deliveries),
+    ).toBe(0);
+  });
+
+  it("never runs twice at once: an alarm delivered during the first run does not start a second", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    await runner.create(newTask(taskId, "alice", "hang", { ms: 300 }));
+    const probe = probeFor(`probe-${taskId}`);
+    await waitForTask(
+      { stub: runner, access: { taskId, principal: "alice" } },
+      async () => (await probe.count("started")) === 1,
+    );
+    // The fallback alarm, delivered now, while the first run is inside its step.
+    await runDurableObjectAlarm(runner);
+    const task = await waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
+    expect(task.status).toBe("completed");
+    expect(await probe.count("started")).toBe(1);
+    expect(await probe.count("finished")).toBe(1);
+  });
+
+  it("keeps an alarm armed through a long first run, so that a crash mid-run is still resumed", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    const access = { taskId, principal: "alice" };
+    await runner.create(newTask(taskId, "alice", "hang", { ms: FIRST_RUN_FALLBACK_MS * 2 }));
+    const probe = probeFor(`probe-${taskId}`);
+    await waitForTask({ stub: runner, access }, async () => (await probe.count("started")) === 1);
+    // Past the fallback alarm's time: it was delivered during the run (and consumed), the step still under way.
+    await new Promise((resolve) => setTimeout(resolve, FIRST_RUN_FALLBACK_MS * 1.3));
+    expect(await probe.count("finished")).toBe(0);
+    expect(await runInDurableObject(runner, (_, state) => state.storage.getAlarm())).not.toBeNull();
+    // (A crash now is resumed by that alarm: apps/task-server/e2e/crash-restart.test.ts kills the process mid-run.)
+    const task = await waitForTask({ stub: runner, access }, isFinal, 15_000);
+    expect(task.status).toBe("completed");
+    expect([await probe.count("started"), await probe.count("finished")]).toEqual([1, 1]);
+  });
+
+  it("is left to the alarm when the instance is gone before it starts", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    await runner.create(newTask(taskId, "alice"));
+    // Whatever the first run did before the eviction, the alarm finishes the task, and each step ran once.
+    await evictDurableObject(runner);
+    await runDurableObjectAlarm(runner);
+    const task = await waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
+    expect(task.status).toBe("completed");
+    const probe = probeFor(`probe-${taskId}`);
+    expect([await probe.count("a"), await probe.count("b"), await probe.count("c")]).toEqual([1, 1, 1]);
+  });
+
+  it("builds the author's server once per isolate, not once per task object", async () => {
+    expect((await runToEnd()).status).toBe("completed");
+    const before = registriesBuilt.count;
+    const tasks = await Promise.all([runToEnd(), runToEnd(), runToEnd()]);
+    expect(tasks.map((task) => task.status)).toEqual(["completed", "completed", "completed"]);
+    expect(registriesBuilt.count).toBe(before);
+  });
+});

@@ -1,0 +1,52 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { newTaskId } from "../../src/ids.js";
+import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
+import { fixtureEnv } from "../helpers.js";
+import { callTaskUntil, final, rpc } from "../jsonrpc.js";
+
+type Runner = DurableObjectStub & TaskRunnerRpc;
+const runnerFor = (taskId: string) =>
+  fixtureEnv.MCP_TASK_RUNNER.get(fixtureEnv.MCP_TASK_RUNNER.idFromName(taskId)) as unknown as Runner;
+
+/** When the runner's schema was applied, and when its task was created. */
+const timesOf = (taskId: string) =>
+  runInDurableObject(runnerFor(taskId), (_, state) => ({
+    schemaAt: state.storage.sql.exec<{ t: number }>("SELECT MIN(applied_at) AS t FROM schema_migrations").one().t,
+    createdAt: state.storage.sql.exec<{ t: number }>("SELECT created_at AS t FROM task").one().t,
+  }));
+
+const args = { to: "a@example.com", pages: 1 };
+
+describe("creates on pre-created TaskRunners, over the wire", () => {
+  it("gives the next create a runner prepared after the previous reply, one object per task", async () => {
+    const first = await callTaskUntil("send_report", args, final);
+    // The refill runs after the first reply (ctx.waitUntil); give it a moment, then create again.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = await callTaskUntil("send_report", args, final);
+    expect(second.task.status).toBe("completed");
+    expect(second.created.taskId).not.toBe(first.created.taskId);
+    // Its runner existed, schema applied, before the call that created the task arrived.
+    const { schemaAt, createdAt } = await timesOf(second.created.taskId as string);
+    expect(createdAt - schemaAt).toBeGreaterThanOrEqual(50);
+    // Its task is the caller's only: another principal sees it as unknown.
+    const foreign = await rpc("tasks/get", { taskId: second.created.taskId }, { principal: "mallory" });
+    expect(foreign.body.error?.code).toBe(-32602);
+  });
+
+  it("answers tasks/get of a prepared, unclaimed id exactly as of an unknown id, on both paths", async () => {
+    const preparedId = newTaskId();
+    await runnerFor(preparedId).prepare();
+    const unknownId = newTaskId();
+    for (const path of ["/mcp", "/mcp-sdk"]) {
+      for (const method of ["tasks/get", "tasks/cancel"]) {
+        const prepared = await rpc(method, { taskId: preparedId }, { path, id: 7 });
+        const unknown = await rpc(method, { taskId: unknownId }, { path, id: 7 });
+        const bytes = (reply: typeof prepared, taskId: string) =>
+          JSON.stringify({ status: reply.status, body: reply.body }).replaceAll(taskId, "<id>");
+        expect(bytes(prepared, preparedId)).toBe(bytes(unknown, unknownId));
+        expect(prepared.body.error?.code).toBe(-32602);
+      }
+    }
+  });
+});
