@@ -28,7 +28,8 @@ app.get("/", (c) =>
   ),
 );
 app.get("/healthz", (c) => c.json({ ok: true }));
-app.all("/mcp", (c) => mcp.serve(c.req.raw, c.env));
+// The execution context lets creates use TaskRunners prepared after an earlier reply (docs/api.md).
+app.all("/mcp", (c) => mcp.serve(c.req.raw, c.env, c.executionCtx));
 app.all("/files", (c) => mcp.serveFiles(c.req.raw, c.env));
 app.all("/files/*", (c) => mcp.serveFiles(c.req.raw, c.env));
 app.all("/webhooks/*", (c) => mcp.serveWebhooks(c.req.raw, c.env));

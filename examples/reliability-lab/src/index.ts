@@ -186,10 +186,10 @@ async function rawPut(request: Request, env: Env): Promise<Response> {
 }
 
 export default {
-  fetch(request: Request, env: Env): Promise<Response> {
+  fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const pathname = new URL(request.url).pathname;
     if (pathname === "/bench/raw-put") return rawPut(request, env);
-    if (pathname === "/open/mcp") return open.fetch(request, env);
-    return mcp.fetch(request, env);
+    if (pathname === "/open/mcp") return open.fetch(request, env, ctx);
+    return mcp.fetch(request, env, ctx);
   },
 } satisfies ExportedHandler<Env>;
