@@ -2,8 +2,8 @@
 // the page's agent (TaskWatcher, the page's MCP client: apps/demo-client/agent) at /agents/task-watcher/<session>,
 // mounted by hand inside a Hono app beside other routes.
 import { routeTaskWatcher, serveOwnOriginWith, TaskWatcher, WatcherClients } from "demo-client/agent";
-import { durableMcp, EventRefusedError, type EventRefusal } from "durable-mcp-server";
-import { Hono } from "hono";
+import { durableMcp, EventRefusedError, type EventRefusal, type WaitUntil } from "durable-mcp-server";
+import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { authenticate } from "./auth.js";
 import { createServer, type Env } from "./server.js";
@@ -28,8 +28,9 @@ app.get("/", (c) =>
   ),
 );
 app.get("/healthz", (c) => c.json({ ok: true }));
-// The execution context lets creates use TaskRunners prepared after an earlier reply (docs/api.md).
-app.all("/mcp", (c) => mcp.serve(c.req.raw, c.env, c.executionCtx));
+// The execution context lets creates use TaskRunners prepared after an earlier reply (docs/api.md). The page's agent
+// calls this app in-process without one (below), and Hono's getter throws then: those creates make their object.
+app.all("/mcp", (c) => mcp.serve(c.req.raw, c.env, executionContextOf(c)));
 app.all("/files", (c) => mcp.serveFiles(c.req.raw, c.env));
 app.all("/files/*", (c) => mcp.serveFiles(c.req.raw, c.env));
 app.all("/webhooks/*", (c) => mcp.serveWebhooks(c.req.raw, c.env));
@@ -81,5 +82,13 @@ const EVENT_REFUSAL_STATUS: Record<EventRefusal, 400 | 404 | 409 | 413 | 429> = 
   payload_too_large: 413,
   invalid_event: 400,
 };
+
+function executionContextOf(c: Context): WaitUntil | undefined {
+  try {
+    return c.executionCtx;
+  } catch {
+    return undefined;
+  }
+}
 
 export default app;

@@ -14,6 +14,7 @@ export type {
   Authenticate,
   Caller,
   DurableMcp,
+  WaitUntil,
   DurableMcpOptions,
   FilesOptions,
   WebhooksOptions,

@@ -137,6 +137,12 @@ export interface FilesOptions {
 }
 
 /** What `durableMcp` returns: the Durable Object classes to export and the request handlers. */
+/**
+ * What `serve`/`fetch` use of the Worker's execution context: only `waitUntil` (to prepare TaskRunners after a reply),
+ * so a framework's own context type (Hono's `c.executionCtx`) fits as well as the platform's `ExecutionContext`.
+ */
+export type WaitUntil = Pick<ExecutionContext, "waitUntil">;
+
 export interface DurableMcp<Env> {
   /** The TaskRunner Durable Object class: export it from the Worker under the `class_name` of its binding. */
   TaskRunner: TaskRunnerClass<Env>;
@@ -148,9 +154,9 @@ export interface DurableMcp<Env> {
    * Serves MCP at `path` and, with `files`, the file endpoints under `files.path`; 404 elsewhere. Given the Worker's
    * `ctx`, task creates use pre-created TaskRunners, refilled after each reply (`ctx.waitUntil`).
    */
-  fetch(request: Request, env: Env, ctx?: ExecutionContext): Promise<Response>;
+  fetch(request: Request, env: Env, ctx?: WaitUntil): Promise<Response>;
   /** Serves one MCP request at whatever path it arrived on (for mounting inside another router); `ctx` as for fetch. */
-  serve(request: Request, env: Env, ctx?: ExecutionContext): Promise<Response>;
+  serve(request: Request, env: Env, ctx?: WaitUntil): Promise<Response>;
   /** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
   serveFiles(request: Request, env: Env): Promise<Response>;
   /** Serves webhook POSTs (`step.webhookUrl`); mount under `webhooks.path`. */
@@ -246,7 +252,7 @@ export function durableMcp<Env>(
   }
 
   /** Serves one MCP request at whatever path it arrived on. */
-  async function serve(request: Request, env: Env, ctx?: ExecutionContext): Promise<Response> {
+  async function serve(request: Request, env: Env, ctx?: WaitUntil): Promise<Response> {
     let runners: RunnerClient | undefined;
     const response = await answer(request, env, () => (runners = runnersFor(env, ctx !== undefined)));
     // A create took an id from the pool (or found it empty): top it up once the answer is out of our hands.
@@ -354,7 +360,7 @@ export function durableMcp<Env>(
     return sendTaskEvent(runnersFor(env), taskId, event, eventOptions);
   }
 
-  async function fetch(request: Request, env: Env, ctx?: ExecutionContext): Promise<Response> {
+  async function fetch(request: Request, env: Env, ctx?: WaitUntil): Promise<Response> {
     const pathname = new URL(request.url).pathname;
     if (pathname.startsWith(`${webhooks.path}/`)) return serveWebhooks(request, env);
     if (files && (pathname === files.path || pathname.startsWith(`${files.path}/`))) return serveFiles(request, env);
