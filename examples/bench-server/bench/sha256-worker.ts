@@ -4,10 +4,13 @@
 // to other processes), the workerd processes' CPU time over the request from /proc (utime + stime, 10 ms ticks):
 // on this shared 2-core machine that is the figure that does not move with the neighbours' load. The request hashes
 // with ours and then with the native digest; their sum is what /proc sees, the split is the route's.
-//   BENCH_PORT=… node --conditions=durable-mcp-source bench/sha256-worker.ts [rounds=3]
+// With BENCH_FILES=1 it then runs the files rows of `pnpm bench` (`measureFiles`, bench/files.ts) on the same
+// server, so a before/after of the hash can show its effect on the upload (see docs/performance.md).
+//   BENCH_PORT=… [BENCH_FILES=1] node --conditions=durable-mcp-source bench/sha256-worker.ts [rounds=3]
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { groupMembers } from "@durable-mcp/test-harness";
+import { measureFiles } from "./files.ts";
 import { withServer } from "./server.ts";
 import { median } from "./stats.ts";
 
@@ -23,7 +26,7 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
 }
 
-const runs = await withServer(port, async (server) => {
+const { runs, files } = await withServer(port, async (server) => {
   // wrangler dev runs two workerd processes (a proxy and the Worker's runtime): count both.
   const workerd = groupMembers(server.pgid!).filter((member) => member.comm === "workerd");
   if (workerd.length === 0) throw new Error("no workerd process in the wrangler dev group");
@@ -37,7 +40,8 @@ const runs = await withServer(port, async (server) => {
     const nsPerByte = (ms: number) => (ms * 1e6) / (run.mib * MIB);
     out.push({ ours: nsPerByte(run.resumableMs), native: nsPerByte(run.nativeMs), cpuBoth: nsPerByte(cpu * 1000) });
   }
-  return out;
+  const measured = process.env.BENCH_FILES === "1" ? await measureFiles(server.origin, (m) => console.error(m)) : null;
+  return { runs: out, files: measured };
 });
 const round2 = (value: number) => Math.round(value * 100) / 100;
 console.log(
@@ -53,5 +57,17 @@ console.log(
       ours: round2(median(runs.map((r) => r.cpuBoth - r.native))),
     },
     rounds: runs.map((r) => ({ ours: round2(r.ours), native: round2(r.native), cpu_both: round2(r.cpuBoth) })),
+    files: files && {
+      upload_ratio: round2(files.uploadRatio),
+      upload_round_ratios: files.rounds.map((r) => round2(r.rawPutMs / r.uploadMs)),
+      download_ratio: round2(files.downloadRatio),
+      download_round_ratios: files.rounds.map((r) => round2(r.rawGetMs / r.downloadMs)),
+      upload_MBps: round2(files.uploadMBps),
+      raw_put_MBps: round2(files.rawPutMBps),
+      hash_row_ns_per_byte: {
+        ours: round2((files.hashMsPerMiB.resumable * 1e6) / MIB),
+        native: round2((files.hashMsPerMiB.native * 1e6) / MIB),
+      },
+    },
   }),
 );
