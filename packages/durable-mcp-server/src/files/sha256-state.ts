@@ -11,8 +11,8 @@
  * (docs/performance.md, "Files, round 2").
  */
 
-// Every word is kept as a signed int32 (Int32Array, `| 0`): V8 then computes in 32-bit registers, where values
-// above 2^31 in a Uint32Array would be read as doubles.
+// Every word is kept as a signed int32 (Int32Array, `| 0`) so V8 computes in 32-bit registers: an element of 2^31
+// or more read from a Uint32Array is not an int32, and V8 handles it as a double.
 const K = new Int32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
   0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
