@@ -3,8 +3,10 @@
 // the migrations cannot drift apart (storage/migrations.ts, `applySchema`).
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { FileRunnerRpc } from "../../src/files/file-runner.js";
 import { FILE_SCHEMA } from "../../src/files/file-store.js";
-import { newTaskId } from "../../src/ids.js";
+import { newFileHandle, newTaskId } from "../../src/ids.js";
+import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
 import { SCHEMA_VERSION, TASK_RUNNER_SCHEMA } from "../../src/runner/schema.js";
 import {
   applyMigrations,
@@ -13,7 +15,7 @@ import {
   schemaVersion,
   type VersionedSchema,
 } from "../../src/storage/migrations.js";
-import { fixtureEnv } from "../helpers.js";
+import { fixtureEnv, isFinal, waitForTask } from "../helpers.js";
 
 /**
  * One statement's SQL as SQLite keeps it, up to layout: `ALTER TABLE … ADD COLUMN` splices text into the stored
@@ -138,5 +140,56 @@ describe("TaskRunner schema", () => {
     expect(partial.ledger).toEqual(Array.from({ length: SCHEMA_VERSION - 1 }, (_, index) => index + 1));
     // The current script was not run: the last migration's change is not there yet.
     expect(partial.objects).not.toEqual((await upTo(SCHEMA_VERSION)).objects);
+  });
+});
+
+describe("the objects' own entry points", () => {
+  /** What sqlite_master holds, as stored: a database the migrations made keeps their spliced and renamed text. */
+  const storedSql = (stub: DurableObjectStub) =>
+    runInDurableObject(stub, (_, state) =>
+      state.storage.sql
+        .exec<{ sql: string }>(
+          "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name != 'schema_migrations'",
+        )
+        .toArray()
+        .map((row) => row.sql),
+    );
+  const statementsOf = (schema: VersionedSchema) =>
+    schema.current
+      .split(";")
+      .map((statement) => statement.trim())
+      .filter(Boolean);
+
+  it("a task created on a new TaskRunner gets the current script's tables, verbatim", async () => {
+    const taskId = newTaskId();
+    const stub = freshObject("TASK_RUNNER") as DurableObjectStub & TaskRunnerRpc;
+    await stub.create({
+      taskId,
+      principal: "alice",
+      tool: "three_steps",
+      input: JSON.stringify({ probe: `probe-${taskId}` }),
+      ttlMs: 60_000,
+      pollIntervalMs: 100,
+    });
+    expect((await storedSql(stub)).sort()).toEqual(statementsOf(TASK_RUNNER_SCHEMA).sort());
+    // The task runs on it to its end (and leaves nothing running after the test).
+    expect((await waitForTask({ stub, access: { taskId, principal: "alice" } }, isFinal)).status).toBe("completed");
+  });
+
+  it("a file created on a new FileRunner gets the current script's tables, verbatim", async () => {
+    const handle = newFileHandle();
+    const namespace = fixtureEnv.FILE_RUNNER as DurableObjectNamespace;
+    const stub = namespace.get(namespace.idFromName(handle)) as DurableObjectStub & FileRunnerRpc;
+    const created = await stub.create({
+      handle,
+      principal: "alice",
+      name: "a.txt",
+      mimeType: "text/plain",
+      size: 3,
+      sha256: null,
+      ttlMs: 60_000,
+    });
+    expect(created).toMatchObject({ handle, state: "uploading" });
+    expect((await storedSql(stub)).sort()).toEqual(statementsOf(FILE_SCHEMA).sort());
   });
 });
