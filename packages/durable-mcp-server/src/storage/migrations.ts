@@ -1,6 +1,7 @@
 /**
  * Versioned SQLite schemas for the runtime's Durable Objects: a list of migrations, applied in order and recorded
- * in `schema_migrations`. Append a migration; never edit a shipped one.
+ * in `schema_migrations`, and the current schema as one script for new objects (`VersionedSchema`). Append a
+ * migration, never edit a shipped one, and make the same change to the current script (CONTRIBUTING.md).
  */
 
 /** The schema version an object's database is at; 0 when nothing was ever written there. */
