@@ -127,39 +127,41 @@ describe.each(cases)("$what: a new object at the current schema in one script", 
   });
 });
 
+/** A new TaskRunner's database brought from 0 to `to` by `applySchema`. */
+const taskRunnerUpTo = (to: number) =>
+  runInDurableObject(freshObject("TASK_RUNNER"), (_, state) => {
+    applySchema(state.storage, TASK_RUNNER_SCHEMA, 0, to);
+    return databaseOf(state.storage.sql, to);
+  });
+
 describe("TaskRunner schema", () => {
   it("is at SCHEMA_VERSION; a range short of the latest still goes through the migrations", async () => {
     expect(SCHEMA_VERSION).toBe(latestVersion(TASK_RUNNER_SCHEMA));
-    const upTo = (to: number) =>
-      runInDurableObject(freshObject("TASK_RUNNER"), (_, state) => {
-        applySchema(state.storage, TASK_RUNNER_SCHEMA, 0, to);
-        return databaseOf(state.storage.sql, to);
-      });
-    const partial = await upTo(SCHEMA_VERSION - 1);
+    const partial = await taskRunnerUpTo(SCHEMA_VERSION - 1);
     expect(partial.version).toBe(SCHEMA_VERSION - 1);
     expect(partial.ledger).toEqual(Array.from({ length: SCHEMA_VERSION - 1 }, (_, index) => index + 1));
     // The current script was not run: the last migration's change is not there yet.
-    expect(partial.objects).not.toEqual((await upTo(SCHEMA_VERSION)).objects);
+    expect(partial.objects).not.toEqual((await taskRunnerUpTo(SCHEMA_VERSION)).objects);
   });
 });
 
-describe("the objects' own entry points", () => {
-  /** What sqlite_master holds, as stored: a database the migrations made keeps their spliced and renamed text. */
-  const storedSql = (stub: DurableObjectStub) =>
-    runInDurableObject(stub, (_, state) =>
-      state.storage.sql
-        .exec<{ sql: string }>(
-          "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name != 'schema_migrations'",
-        )
-        .toArray()
-        .map((row) => row.sql),
-    );
-  const statementsOf = (schema: VersionedSchema) =>
-    schema.current
-      .split(";")
-      .map((statement) => statement.trim())
-      .filter(Boolean);
+/** What sqlite_master holds, as stored: a database the migrations made keeps their spliced and renamed text. */
+const storedSql = (stub: DurableObjectStub) =>
+  runInDurableObject(stub, (_, state) =>
+    state.storage.sql
+      .exec<{ sql: string }>(
+        "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name != 'schema_migrations'",
+      )
+      .toArray()
+      .map((row) => row.sql),
+  );
+const statementsOf = (schema: VersionedSchema) =>
+  schema.current
+    .split(";")
+    .map((statement) => statement.trim())
+    .filter(Boolean);
 
+describe("the objects' own entry points", () => {
   it("a task created on a new TaskRunner gets the current script's tables, verbatim", async () => {
     const taskId = newTaskId();
     const stub = freshObject("TASK_RUNNER") as DurableObjectStub & TaskRunnerRpc;
@@ -171,7 +173,7 @@ describe("the objects' own entry points", () => {
       ttlMs: 60_000,
       pollIntervalMs: 100,
     });
-    expect((await storedSql(stub)).sort()).toEqual(statementsOf(TASK_RUNNER_SCHEMA).sort());
+    expect((await storedSql(stub)).toSorted()).toEqual(statementsOf(TASK_RUNNER_SCHEMA).toSorted());
     // The task runs on it to its end (and leaves nothing running after the test).
     expect((await waitForTask({ stub, access: { taskId, principal: "alice" } }, isFinal)).status).toBe("completed");
   });
@@ -190,6 +192,6 @@ describe("the objects' own entry points", () => {
       ttlMs: 60_000,
     });
     expect(created).toMatchObject({ handle, state: "uploading" });
-    expect((await storedSql(stub)).sort()).toEqual(statementsOf(FILE_SCHEMA).sort());
+    expect((await storedSql(stub)).toSorted()).toEqual(statementsOf(FILE_SCHEMA).toSorted());
   });
 });
