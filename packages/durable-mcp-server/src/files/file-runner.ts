@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
-import { applyMigrations, schemaVersion } from "../storage/migrations.js";
+import { applySchema, schemaVersion } from "../storage/migrations.js";
 import { expiryOf } from "../util/expiry.js";
-import { FILE_MIGRATIONS, FileStore, type FileRecord } from "./file-store.js";
+import { FILE_SCHEMA, FileStore, type FileRecord } from "./file-store.js";
 import type { UrlScope } from "./signed-urls.js";
 import { UPLOAD_LEASE_MS } from "../limits.js";
 import { Sha256 } from "./sha256-state.js";
@@ -134,7 +134,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env);
       const version = schemaVersion(ctx.storage.sql);
-      if (version > 0) applyMigrations(ctx.storage, FILE_MIGRATIONS, version);
+      if (version > 0) applySchema(ctx.storage, FILE_SCHEMA, version);
       this.ready = version > 0;
     }
 
@@ -393,7 +393,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
 
     private init(): void {
       if (this.ready) return;
-      applyMigrations(this.ctx.storage, FILE_MIGRATIONS, 0);
+      applySchema(this.ctx.storage, FILE_SCHEMA, 0);
       this.ready = true;
     }
 

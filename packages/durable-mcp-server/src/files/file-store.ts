@@ -3,6 +3,7 @@
  * since the last full part (kept as rows of at most 1 MiB, under SQLite's 2 MB value limit). Together they are
  * everything an upload needs to resume after the client or the object goes away.
  */
+import type { VersionedSchema } from "../storage/migrations.js";
 
 export type FileState = "uploading" | "ready";
 
@@ -50,6 +51,33 @@ export const FILE_MIGRATIONS: readonly string[] = [
   // before this column existed, whose completion hashes the stored object instead.
   `ALTER TABLE file ADD COLUMN hash_state BLOB;`,
 ];
+
+/**
+ * What FILE_MIGRATIONS leave on an empty database, made in one script for a new file's object
+ * (storage/migrations.ts, `applySchema`). A migration appended above is made here too: test/storage/current-schema.test.ts
+ * compares the two on real objects.
+ */
+const FILE_CURRENT = `CREATE TABLE file (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     handle TEXT NOT NULL,
+     principal TEXT NOT NULL,
+     name TEXT NOT NULL,
+     mime_type TEXT NOT NULL,
+     size INTEGER NOT NULL,
+     declared_sha256 TEXT,
+     sha256 TEXT,
+     state TEXT NOT NULL CHECK (state IN ('uploading', 'ready')),
+     offset INTEGER NOT NULL,
+     part_size INTEGER NOT NULL,
+     upload_id TEXT,
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL,
+     hash_state BLOB
+   );
+   CREATE TABLE parts (part_number INTEGER PRIMARY KEY, etag TEXT NOT NULL);
+   CREATE TABLE pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, bytes BLOB NOT NULL);`;
+
+export const FILE_SCHEMA: VersionedSchema = { migrations: FILE_MIGRATIONS, current: FILE_CURRENT };
 
 interface FileRow extends Record<string, SqlStorageValue> {
   hash_state: ArrayBuffer | null;

@@ -1,5 +1,11 @@
 import { newStepKeySalt } from "../steps/step-keys.js";
-import { applyMigrations, schemaVersion, type Migration } from "../storage/migrations.js";
+import {
+  applySchema,
+  latestVersion,
+  schemaVersion,
+  type Migration,
+  type VersionedSchema,
+} from "../storage/migrations.js";
 
 /**
  * Versioned schema of a TaskRunner's SQLite database (see storage/migrations.ts).
@@ -145,11 +151,85 @@ const MIGRATIONS: readonly Migration[] = [
    CREATE INDEX steps_waiting ON steps (wake_at) WHERE state = 'waiting';`,
 ];
 
-export const SCHEMA_VERSION = MIGRATIONS.length;
+/**
+ * What the migrations above leave on an empty database, created in one script (storage/migrations.ts, `applySchema`):
+ * a new task's object runs this instead of replaying all of them. Keep it in step with MIGRATIONS — a migration
+ * appended there is made here too (test/storage/current-schema.test.ts compares the two on real objects).
+ */
+const CURRENT = `CREATE TABLE task (
+     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+     task_id TEXT NOT NULL,
+     principal TEXT NOT NULL,
+     tool TEXT NOT NULL,
+     input TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+     status_message TEXT,
+     progress REAL,
+     result TEXT,
+     error TEXT,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL,
+     ttl_ms INTEGER,
+     poll_interval_ms INTEGER,
+     purge_at INTEGER,
+     origin TEXT,
+     step_key_salt TEXT,
+     client_capabilities TEXT
+   );
+   CREATE TABLE steps (
+     seq INTEGER PRIMARY KEY,
+     name TEXT NOT NULL,
+     occurrence INTEGER NOT NULL CHECK (occurrence >= 0),
+     kind TEXT NOT NULL CHECK (kind IN ('do', 'sleep', 'input', 'event', 'webhook', 'patch')),
+     state TEXT NOT NULL CHECK (state IN ('running', 'waiting', 'done', 'failed')),
+     attempts INTEGER NOT NULL DEFAULT 0,
+     result TEXT,
+     error TEXT,
+     wake_at INTEGER,
+     request TEXT,
+     updated_at INTEGER NOT NULL,
+     started_at INTEGER,
+     idempotency_key TEXT,
+     attempt_started_at INTEGER,
+     UNIQUE (name, occurrence)
+   );
+   CREATE INDEX steps_waiting ON steps (wake_at) WHERE state = 'waiting';
+   CREATE TABLE event_inbox (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     type TEXT NOT NULL,
+     payload TEXT NOT NULL,
+     sent_at INTEGER NOT NULL
+   );
+   CREATE INDEX event_inbox_type ON event_inbox (type, seq);
+   CREATE TABLE webhook_deliveries (
+     hook_id TEXT PRIMARY KEY,
+     body_sha256 TEXT NOT NULL,
+     status INTEGER NOT NULL,
+     answer TEXT NOT NULL,
+     delivered_at INTEGER NOT NULL
+   );
+   CREATE TABLE step_attempts (
+     name TEXT NOT NULL,
+     occurrence INTEGER NOT NULL,
+     slot INTEGER NOT NULL,
+     n INTEGER NOT NULL CHECK (n >= 1),
+     started_at INTEGER NOT NULL,
+     ended_at INTEGER,
+     error TEXT,
+     PRIMARY KEY (name, occurrence, slot)
+   ) WITHOUT ROWID;`;
+
+/** The TaskRunner's schema: MIGRATIONS for existing objects, CURRENT for new ones. */
+export const TASK_RUNNER_SCHEMA: VersionedSchema = { migrations: MIGRATIONS, current: CURRENT };
+
+export const SCHEMA_VERSION = latestVersion(TASK_RUNNER_SCHEMA);
 
 export { schemaVersion };
 
-/** Brings a TaskRunner's database from version `from` to `to` (default: the latest). */
-export function migrate(storage: DurableObjectStorage, from: number, to: number = MIGRATIONS.length): void {
-  applyMigrations(storage, MIGRATIONS, from, to);
+/**
+ * Brings a TaskRunner's database from version `from` to `to` (default: the latest): a new object (0 to the latest)
+ * in the one CURRENT script, any other range through the migrations.
+ */
+export function migrate(storage: DurableObjectStorage, from: number, to: number = SCHEMA_VERSION): void {
+  applySchema(storage, TASK_RUNNER_SCHEMA, from, to);
 }

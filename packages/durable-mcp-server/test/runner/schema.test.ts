@@ -21,6 +21,46 @@ describe("schema migrations", () => {
     ).toEqual([]);
   });
 
+  it("makes a new task's object, created or prepared, at the current schema in one script", async () => {
+    const shapes = [];
+    for (const make of ["create", "prepare"] as const) {
+      const taskId = newTaskId();
+      const stub = fixtureEnv.TASK_RUNNER.get(
+        fixtureEnv.TASK_RUNNER.idFromName(taskId),
+      ) as unknown as DurableObjectStub & TaskRunnerRpc;
+      if (make === "create") {
+        await stub.create({
+          taskId,
+          principal: "alice",
+          tool: "three_steps",
+          input: JSON.stringify({ probe: `probe-${taskId}` }),
+          ttlMs: 60_000,
+          pollIntervalMs: 100,
+        });
+      } else {
+        expect(await stub.prepare()).toBe(true);
+      }
+      shapes.push(
+        await runInDurableObject(stub, (_, state) => ({
+          version: schemaVersion(state.storage.sql),
+          ledger: state.storage.sql
+            .exec<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version")
+            .toArray()
+            .map((row) => row.version),
+          steps: state.storage.sql
+            .exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'steps'")
+            .one().sql,
+        })),
+      );
+    }
+    for (const shape of shapes) {
+      expect(shape.version).toBe(SCHEMA_VERSION);
+      expect(shape.ledger).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, index) => index + 1));
+      // Made as it is now, not rebuilt: a table the migrations rebuild is stored under its rename, `"steps"`.
+      expect(shape.steps).toMatch(/^CREATE TABLE steps \(/);
+    }
+  });
+
   it("brings an object written by schema version 1 up to date on its next start, keeping its task", async () => {
     const taskId = newTaskId();
     const stub = fixtureEnv.TASK_RUNNER.get(fixtureEnv.TASK_RUNNER.idFromName(taskId)) as unknown as DurableObjectStub &
