@@ -211,7 +211,7 @@ const int = (url: URL, name: string, fallback: number, max: number) => {
   return Number.isInteger(value) && value >= 0 && value <= max ? value : fallback;
 };
 
-async function floor(url: URL, env: Env): Promise<Response> {
+async function floor(request: Request, url: URL, env: Env): Promise<Response> {
   const named = (name: string) => env.FLOOR.get(env.FLOOR.idFromName(name));
   switch (url.pathname) {
     case "/floor/noop":
@@ -221,6 +221,15 @@ async function floor(url: URL, env: Env): Promise<Response> {
       // An HTTP request that makes one Durable Object call (a warm object, no storage): the HTTP floor.
       await named("http").ping();
       return new Response("ok");
+    case "/floor/http-post": {
+      // The HTTP floor for a POST shaped like a tasks/get (the same headers and JSON body): the body read and
+      // parsed, one call to the warm object. Information beside the HTTP floor, which the targets are relative to.
+      if (request.method !== "POST") return new Response("POST only", { status: 405 });
+      const body = (await request.json()) as { params?: { taskId?: unknown } } | null;
+      if (typeof body?.params?.taskId !== "string") return new Response("no params.taskId", { status: 400 });
+      await named("http").ping();
+      return new Response("ok");
+    }
     case "/floor/http-new":
       // The same call to an object that did not exist before.
       await env.FLOOR.get(env.FLOOR.newUniqueId()).ping();
@@ -272,7 +281,7 @@ export default {
     if (url.pathname === "/mcp") return mcp.serve(request, env);
     if (url.pathname === "/mcp-quiet") return quiet.serve(request, env);
     if (url.pathname === "/mcp-step-events") return stepEvents.serve(request, env);
-    if (url.pathname.startsWith("/floor/")) return floor(url, env);
+    if (url.pathname.startsWith("/floor/")) return floor(request, url, env);
     if (url.pathname === "/files" || url.pathname.startsWith("/files/")) return mcp.serveFiles(request, env);
     return new Response("Not found", { status: 404 });
   },

@@ -14,6 +14,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -144,6 +145,46 @@ export function groupMembers(pgid: number): Array<{ pid: number; comm: string }>
     }
   }
   return members;
+}
+
+/** Resident memory (VmRSS, KiB) of the `workerd` processes in process group `pgid`, summed (0 when none). */
+export function workerdRssKiB(pgid: number): number {
+  let total = 0;
+  for (const { pid } of groupMembers(pgid).filter(({ comm }) => comm === "workerd")) {
+    try {
+      const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (match) total += Number(match[1]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return total;
+}
+
+/**
+ * Durable Objects of class `className` resident in the `workerd` processes of group `pgid`: the SQLite databases
+ * of that class it holds open (workerd closes an object's database when it evicts the object).
+ */
+export function residentObjects(pgid: number, className: string): number {
+  const database = new RegExp(`-${className}/[0-9a-f]{64}\\.sqlite$`);
+  const open = new Set<string>();
+  for (const { pid } of groupMembers(pgid).filter(({ comm }) => comm === "workerd")) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (database.test(target)) open.add(target);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return open.size;
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
