@@ -21,7 +21,7 @@ import { readJsonBody, type JsonBody } from "../wire/json-body.js";
 import { batchRefusal, hostPolicy, hostRefusal } from "./request-guards.js";
 import { RunnerClient } from "../runner/runner-client.js";
 import type { CallerContext } from "../runner/caller-context.js";
-import { isTaskMethodRequest, serveTaskMethod } from "./task-fast-path.js";
+import { isTaskMethodRequest, prefetchTaskGet, serveTaskMethod } from "./task-fast-path.js";
 import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
 import { defineTaskIndex, type TaskIndexClass } from "../runner/task-index.js";
 import { serveLegacyWire } from "./wire-2025/legacy-wire.js";
@@ -242,6 +242,8 @@ export function durableMcp<Env>(
         throw new Error("authenticate() must return a Caller with a non-empty principal, or a Response");
       }
       const context: CallerContext = { principal: caller.principal, runners: runnersFor(env) };
+      // A tasks/get's RPC starts from its headers while the body is read; used only if the body then agrees.
+      const prefetched = options.taskFastPath !== false ? prefetchTaskGet(request, context) : undefined;
       // Every JSON body is read here, once, under one size and depth bound, and handed on parsed. A POST that
       // is not JSON is left unread for the SDK to refuse (415).
       let parsedBody: unknown;
@@ -272,7 +274,7 @@ export function durableMcp<Env>(
         });
         if (legacy) return legacy;
         if (options.taskFastPath !== false && isTaskMethodRequest(request)) {
-          const answered = await serveTaskMethod(request, parsedBody, context, () => serverInfoOf(env));
+          const answered = await serveTaskMethod(request, parsedBody, context, () => serverInfoOf(env), prefetched);
           if (answered) return answered;
         }
         if (wantsTaskListen(request)) {
