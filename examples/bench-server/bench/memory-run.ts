@@ -1,6 +1,7 @@
 // `pnpm bench:memory`: the memory rounds of the bench (bench/memory.ts) alone on a fresh server, to look into
 // what grows: BENCH_MEMORY_PATH picks the endpoint (/mcp, the default; /mcp-quiet: no task event lines, no index;
-// /floor/http-write: the control, new Floor objects with one row each and nothing of the library),
+// /floor/http-write: a control, new Floor objects with one row each and nothing of the library; /floor/log: four
+// console.log lines per "task" and no object),
 // BENCH_MEMORY_ROUNDS how many rounds (default 3). Appends to results/bench-memory-history.jsonl.
 //   BENCH_PORT (default 8795), BENCH_QUICK=1 (a fifth of the tasks), BENCH_LABEL (names the build in the history)
 import { loadavg } from "node:os";
@@ -15,6 +16,8 @@ const endpoints: Record<string, MemoryEndpoint> = {
   "/mcp-quiet": { path: "/mcp-quiet", runnerClass: "QuietTaskRunner" },
   // The control: the same rounds of new Floor objects that each create a table and commit one row, no library.
   "/floor/http-write": { path: "/floor/http-write", runnerClass: "Floor", kind: "floor" },
+  // The other control: four log lines per "task", no object.
+  "/floor/log": { path: "/floor/log?n=4", runnerClass: "Floor", kind: "log" },
 };
 const endpoint = endpoints[process.env.BENCH_MEMORY_PATH ?? "/mcp"];
 if (!endpoint) throw new Error(`BENCH_MEMORY_PATH must be one of ${Object.keys(endpoints).join(", ")}`);

@@ -40,8 +40,12 @@ export interface MemoryFigures {
 export interface MemoryEndpoint {
   path: string;
   runnerClass: string;
-  /** "floor": each "task" is one `GET /floor/http-write` (a new Floor object and its first row): the control. */
-  kind?: "tasks" | "floor";
+  /**
+   * Controls without the library: "floor", each "task" is one `GET /floor/http-write` (a new Floor object and its
+   * first row); "log", one `GET /floor/log?n=4` (four console.log lines, about what a task writes at the default
+   * event level, and no object).
+   */
+  kind?: "tasks" | "floor" | "log";
 }
 
 /** /mcp: the library as shipped (task event lines at the default level, the task index). */
@@ -64,11 +68,14 @@ export async function measureMemory(
     const begin = now();
     for (let started = 0; started < tasks; started += IN_FLIGHT) {
       const batch = Math.min(IN_FLIGHT, tasks - started);
-      if (endpoint.kind === "floor") {
+      if (endpoint.kind === "floor" || endpoint.kind === "log") {
         await Promise.all(
           Array.from({ length: batch }, async () => {
-            const text = await (await fetch(`${server.origin}/floor/http-write`)).text();
-            if (text !== "ok") throw new Error(`/floor/http-write answered ${text}`);
+            const response = await fetch(`${server.origin}${endpoint.path}`);
+            const text = await response.text();
+            if (!response.ok || (endpoint.kind === "floor" && text !== "ok")) {
+              throw new Error(`${endpoint.path} answered ${response.status} ${text}`);
+            }
           }),
         );
       } else {

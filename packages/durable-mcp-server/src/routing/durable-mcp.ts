@@ -243,7 +243,7 @@ export function durableMcp<Env>(
       }
       const context: CallerContext = { principal: caller.principal, runners: runnersFor(env) };
       // A tasks/get's RPC starts from its headers while the body is read; used only if the body then agrees.
-      const prefetched = options.taskFastPath !== false ? prefetchTaskGet(request, context) : undefined;
+      const prefetched = options.taskFastPath !== false ? prefetchTaskGet(request, context, maxBodyBytes) : undefined;
       // Every JSON body is read here, once, under one size and depth bound, and handed on parsed. A POST that
       // is not JSON is left unread for the SDK to refuse (415).
       let parsedBody: unknown;

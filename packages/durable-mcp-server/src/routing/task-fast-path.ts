@@ -9,6 +9,7 @@ import {
 import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
 import type { CallerContext } from "../runner/caller-context.js";
 import { cancelTask, getTask, updateTask } from "../server/task-methods.js";
+import { declaredWithin } from "../wire/json-body.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import { declaresTasks, PROTOCOL_VERSION, TaskMethods } from "../wire/protocol.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
@@ -35,9 +36,15 @@ export interface PrefetchedGet {
  * task without asking for more (`serveTaskMethod`); otherwise it is dropped, its error included. It is made with
  * the authenticated principal, so it reads nothing the request itself could not.
  */
-export function prefetchTaskGet(request: Request, caller: CallerContext): PrefetchedGet | undefined {
+export function prefetchTaskGet(
+  request: Request,
+  caller: CallerContext,
+  maxBodyBytes: number,
+): PrefetchedGet | undefined {
   const headers = request.headers;
   if (request.method !== "POST" || headers.get("mcp-method") !== TaskMethods.get) return undefined;
+  // Only a body that declares a length within the bound: one the bound refuses (413) never reaches an object.
+  if (!declaredWithin(request, maxBodyBytes)) return undefined;
   if (headers.get("mcp-protocol-version") !== PROTOCOL_VERSION) return undefined;
   const taskId = headers.get("mcp-name")?.trim();
   if (!taskId) return undefined;

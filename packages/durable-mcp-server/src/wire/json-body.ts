@@ -45,7 +45,7 @@ export async function readJsonBody(
 }
 
 /** A Content-Length of plain digits, at most `maxBytes`: the runtime frames the body by it. */
-function declaredWithin(request: Request, maxBytes: number): boolean {
+export function declaredWithin(request: Request, maxBytes: number): boolean {
   const declared = request.headers.get("content-length");
   return declared !== null && /^\d{1,15}$/.test(declared) && Number(declared) <= maxBytes;
 }
