@@ -1,8 +1,9 @@
 // `pnpm bench:memory`: the memory rounds of the bench (bench/memory.ts) alone on a fresh server, to look into
 // what grows: BENCH_MEMORY_PATH picks the endpoint (/mcp, the default; /mcp-quiet: no task event lines, no index;
 // /floor/http-write: a control, new Floor objects with one row each and nothing of the library; /floor/log: four
-// console.log lines per "task" and no object),
-// BENCH_MEMORY_ROUNDS how many rounds (default 3). Appends to results/bench-memory-history.jsonl.
+// console.log lines per "task" and no object), BENCH_MEMORY_ROUNDS how many measured rounds (default 4, to see
+// whether RSS levels off), BENCH_MEMORY_WARMUP=0 drops the warm-up round before them. Appends to
+// results/bench-memory-history.jsonl.
 //   BENCH_PORT (default 8795), BENCH_QUICK=1 (a fifth of the tasks), BENCH_LABEL (names the build in the history)
 import { loadavg } from "node:os";
 import { port, scale } from "./common.ts";
@@ -21,33 +22,70 @@ const endpoints: Record<string, MemoryEndpoint> = {
 };
 const endpoint = endpoints[process.env.BENCH_MEMORY_PATH ?? "/mcp"];
 if (!endpoint) throw new Error(`BENCH_MEMORY_PATH must be one of ${Object.keys(endpoints).join(", ")}`);
-const rounds = Number(process.env.BENCH_MEMORY_ROUNDS ?? 3);
+const rounds = Number(process.env.BENCH_MEMORY_ROUNDS ?? 4);
+const warmUp = process.env.BENCH_MEMORY_WARMUP !== "0";
 
 const loadBefore = loadavg();
-const memory = await withServer(port, (server) => measureMemory(server, endpoint, rounds));
+const memory = await withServer(port, (server) => measureMemory(server, { endpoint, rounds, warmUp }));
 type Entry = RunHeader & { path: string; memory: MemoryFigures };
 const history = new History<Entry>("bench-memory-history.jsonl");
 const previous = history.previous();
 const entry: Entry = { ...runHeader(loadBefore, scale < 1), path: endpoint.path, memory };
 history.append(entry);
 const mb = (kib: number) => `${((kib * 1024) / 1e6).toFixed(1)} MB`;
+const heap = (bytes: number | null) => (bytes === null ? "—" : `${(bytes / 2 ** 20).toFixed(1)}`);
 console.log(`\nMemory rounds on ${endpoint.path} (bench:memory); ${describePrevious(previous)}\n`);
 console.log(
+  "RSS of the runtime workerd (the Worker and its objects) and of wrangler's proxy workerd, after every task object\n" +
+    "was evicted and then after a forced GC of the isolate and a settle; growth is over the round before, after GC.\n",
+);
+const previousSettled = (i: number) => (i === 0 ? memory.before : memory.rounds[i - 1]!.settled);
+console.log(
   table([
-    ["round", "tasks", "RSS peak", "RSS after eviction", "growth over the round before", "evicted after"],
-    ["before", "", "", mib(memory.rssBeforeKiB), "", ""],
+    [
+      "round",
+      "tasks",
+      "peak (both)",
+      "runtime evicted",
+      "runtime after GC",
+      "growth",
+      "proxy after GC",
+      "growth",
+      "V8 heap used/total MiB",
+      "evicted after",
+    ],
+    [
+      "before",
+      "",
+      "",
+      "",
+      mib(memory.before.runtimeKiB),
+      "",
+      mib(memory.before.proxyKiB),
+      "",
+      `${heap(memory.before.heapUsedBytes)}/${heap(memory.before.heapTotalBytes)}`,
+      "",
+    ],
     ...memory.rounds.map((r, i) => [
-      String(i + 1),
+      r.round === 0 ? "warm-up" : String(r.round),
       String(r.tasks),
       mib(r.rssPeakKiB),
-      mib(r.rssAfterKiB),
-      mb(r.rssAfterKiB - (i === 0 ? memory.rssBeforeKiB : memory.rounds[i - 1]!.rssAfterKiB)),
+      mib(r.evicted.runtimeKiB),
+      mib(r.settled.runtimeKiB),
+      mb(r.settled.runtimeKiB - previousSettled(i).runtimeKiB),
+      mib(r.settled.proxyKiB),
+      mb(r.settled.proxyKiB - previousSettled(i).proxyKiB),
+      `${heap(r.settled.heapUsedBytes)}/${heap(r.settled.heapTotalBytes)}`,
       `${r.evictedAfterS.toFixed(0)} s${r.residentLeft > 0 ? ` (${r.residentLeft} left)` : ""}`,
     ]),
   ]),
 );
-if (previous)
+console.log(
+  `\ntarget (runtime RSS, measured round 1 → 2, after GC): ${mb(memory.growthBytes / 1024)} (≤ 20 MB: ` +
+    `${memory.growthBytes <= 20e6 ? "met" : "not met"}); proxy ${mb(memory.proxyGrowthBytes / 1024)}, both ${mb(memory.sumGrowthBytes / 1024)}`,
+);
+if (previous?.memory.before)
   console.log(
-    `\nprevious run (${previous.path}): ${previous.memory.rounds.map((r) => mib(r.rssAfterKiB)).join(" → ")}`,
+    `previous run (${previous.path}): runtime after GC ${previous.memory.rounds.map((r) => mib(r.settled.runtimeKiB)).join(" → ")}`,
   );
 console.log(`\n[bench:memory] appended to ${history.file}`);

@@ -4,7 +4,7 @@
 // results/bench.json and appends the run to results/bench-history.jsonl. It reports figures; it gates nothing.
 //   BENCH_QUICK=1                 a fifth of the iterations, to try the driver out
 //   BENCH_LOCAL_OBSERVABILITY=1   keep wrangler dev's local tracing on (see docs/performance.md)
-//   BENCH_MEMORY=0                skip the memory rounds (2 × 1,000 tasks and their eviction, about a minute)
+//   BENCH_MEMORY=0                skip the memory rounds (a warm-up and 2 × 1,000 tasks and their eviction, ~2 min)
 //   BENCH_LABEL=…                 names this run in the history (e.g. "before" / "after" when interleaving builds)
 // The parts: floor.ts (the platform), wire.ts (the library over the wire), steps.ts (the step engine's rows),
 // memory.ts (workerd's RSS over two rounds of tasks), tables.ts and targets.ts (what is printed), history.ts.
@@ -99,7 +99,9 @@ const targets = targetRows({
   memoryGrowthBytes: memory?.growthBytes ?? null,
   memoryTasks: memory?.rounds[0]!.tasks ?? 1000,
   memoryNote: memory
-    ? `after round 1: ${mib(memory.rounds[0]!.rssAfterKiB)}${memory.rounds.some((r) => r.residentLeft > 0) ? " (NOT all evicted)" : ""}`
+    ? `runtime after round 1: ${mib(memory.rounds.find((r) => r.round === 1)!.settled.runtimeKiB)}, after a warm-up round; ` +
+      `proxy ${(memory.proxyGrowthBytes / 1e6).toFixed(1)} MB` +
+      (memory.rounds.some((r) => r.residentLeft > 0) ? " (NOT all evicted)" : "")
     : "skipped (BENCH_MEMORY=0)",
   extra: measured.fileRows,
 });

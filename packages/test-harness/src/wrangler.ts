@@ -162,6 +162,38 @@ export function workerdRssKiB(pgid: number): number {
 }
 
 /**
+ * Resident memory (VmRSS, KiB) of the `workerd` processes in group `pgid`, split by role. wrangler dev runs two: the
+ * runtime, which runs the Worker and its Durable Objects and so holds files under the persist dir (`stateDir`) open,
+ * and wrangler's proxy (its ProxyWorker on the public port and the InspectorProxyWorker, which receives every
+ * console.log line of the Worker over the inspector and forwards it to wrangler). `workerdRssKiB` is their sum.
+ */
+export function workerdRssByRole(pgid: number, stateDir: string): { runtimeKiB: number; proxyKiB: number } {
+  const split = { runtimeKiB: 0, proxyKiB: 0 };
+  const prefix = `${resolve(stateDir)}/`;
+  for (const { pid } of groupMembers(pgid).filter(({ comm }) => comm === "workerd")) {
+    let status: string;
+    let fds: string[];
+    try {
+      status = readFileSync(`/proc/${pid}/status`, "utf8");
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // exited meanwhile
+    }
+    const runtime = fds.some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(prefix);
+      } catch {
+        return false; // closed meanwhile
+      }
+    });
+    const kib = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0);
+    if (runtime) split.runtimeKiB += kib;
+    else split.proxyKiB += kib;
+  }
+  return split;
+}
+
+/**
  * Durable Objects of class `className` resident in the `workerd` processes of group `pgid`: the SQLite databases
  * of that class it holds open (workerd closes an object's database when it evicts the object).
  */
@@ -306,6 +338,10 @@ export class WranglerDev {
   get root(): string {
     return this.spec.root;
   }
+  /** The --persist-to dir: the runtime workerd keeps files under it open (`workerdRssByRole`). */
+  get stateDir(): string {
+    return join(this.spec.root, "state");
+  }
   get logFile(): string {
     return join(this.spec.root, "wrangler.log");
   }
@@ -362,7 +398,7 @@ export class WranglerDev {
       "--inspector-port",
       String(spec.inspectorPort),
       "--persist-to",
-      join(spec.root, "state"),
+      this.stateDir,
       "--log-level",
       "warn",
       "--show-interactive-dev-session=false",
