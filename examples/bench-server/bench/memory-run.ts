@@ -2,7 +2,8 @@
 // what grows: BENCH_MEMORY_PATH picks the endpoint (/mcp, the default; /mcp-quiet: no task event lines, no index;
 // /floor/http-write: a control, new Floor objects with one row each and nothing of the library; /floor/log: four
 // console.log lines per "task" and no object), BENCH_MEMORY_ROUNDS how many measured rounds (default 4, to see
-// whether RSS levels off), BENCH_MEMORY_WARMUP=0 drops the warm-up round before them. Appends to
+// whether RSS levels off), BENCH_MEMORY_WARMUP=0 drops the warm-up round before them, BENCH_MEMORY_DEVTOOLS=1 holds
+// one DevTools connection open throughout (a diagnosis of wrangler's proxy, bench/memory.ts). Appends to
 // results/bench-memory-history.jsonl.
 //   BENCH_PORT (default 8795), BENCH_QUICK=1 (a fifth of the tasks), BENCH_LABEL (names the build in the history)
 import { loadavg } from "node:os";
@@ -24,13 +25,14 @@ const endpoint = endpoints[process.env.BENCH_MEMORY_PATH ?? "/mcp"];
 if (!endpoint) throw new Error(`BENCH_MEMORY_PATH must be one of ${Object.keys(endpoints).join(", ")}`);
 const rounds = Number(process.env.BENCH_MEMORY_ROUNDS ?? 4);
 const warmUp = process.env.BENCH_MEMORY_WARMUP !== "0";
+const holdDevTools = process.env.BENCH_MEMORY_DEVTOOLS === "1";
 
 const loadBefore = loadavg();
-const memory = await withServer(port, (server) => measureMemory(server, { endpoint, rounds, warmUp }));
-type Entry = RunHeader & { path: string; memory: MemoryFigures };
+const memory = await withServer(port, (server) => measureMemory(server, { endpoint, rounds, warmUp, holdDevTools }));
+type Entry = RunHeader & { path: string; holdDevTools: boolean; memory: MemoryFigures };
 const history = new History<Entry>("bench-memory-history.jsonl");
 const previous = history.previous();
-const entry: Entry = { ...runHeader(loadBefore, scale < 1), path: endpoint.path, memory };
+const entry: Entry = { ...runHeader(loadBefore, scale < 1), path: endpoint.path, holdDevTools, memory };
 history.append(entry);
 const mb = (kib: number) => `${((kib * 1024) / 1e6).toFixed(1)} MB`;
 const heap = (bytes: number | null) => (bytes === null ? "—" : `${(bytes / 2 ** 20).toFixed(1)}`);

@@ -12,7 +12,7 @@
 // connection are one-time costs, not growth): the issue's "first round to the second" are measured rounds 1 and 2,
 // the run's rounds 2 and 3.
 //   BENCH_MEMORY=0   skip it (it adds about two minutes)
-import { collectGarbage, residentObjects, sleep, workerdRssByRole } from "@durable-mcp/test-harness";
+import { DevToolsSession, residentObjects, sleep, workerdRssByRole } from "@durable-mcp/test-harness";
 import { log, now, times } from "./common.ts";
 import { benchClient, resultOf } from "./mcp.ts";
 import type { BenchServer } from "./server.ts";
@@ -88,10 +88,16 @@ export interface MemoryOptions {
   rounds?: number;
   /** A warm-up round first, not compared (default true). */
   warmUp?: boolean;
+  /**
+   * Keep one DevTools connection open through all rounds (default false: one per reading). A diagnosis: wrangler's
+   * InspectorProxyWorker keeps every message of the runtime's inspector (each console.log line among them) in a
+   * buffer until a DevTools client is connected, and then hands them to it.
+   */
+  holdDevTools?: boolean;
 }
 
 export async function measureMemory(server: BenchServer, options: MemoryOptions = {}): Promise<MemoryFigures> {
-  const { endpoint = DEFAULT_ENDPOINT, rounds = 2, warmUp = true } = options;
+  const { endpoint = DEFAULT_ENDPOINT, rounds = 2, warmUp = true, holdDevTools = false } = options;
   if (rounds < 2) throw new Error("memory: at least two measured rounds");
   const pgid = server.pgid;
   if (pgid === null) throw new Error("memory: the bench server is not running");
@@ -103,14 +109,18 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
   };
   const resident = () => residentObjects(pgid, endpoint.runnerClass);
   const tasks = times(1000);
+  const held = holdDevTools ? await DevToolsSession.open(server.spec.inspectorPort) : null;
 
   const reading = async (): Promise<{ evicted: MemoryReading; settled: MemoryReading }> => {
     await sleep(EVICTED_SETTLE_MS);
     const evicted = { ...byRole(), heapUsedBytes: null, heapTotalBytes: null };
     // V8 collects in a task of the isolate, which workerd runs when a request next enters it: the nudge is one.
-    const heap = await collectGarbage(server.spec.inspectorPort, () =>
-      fetch(`${server.origin}/floor/noop`).then((response) => response.text()),
-    );
+    const session = held ?? (await DevToolsSession.open(server.spec.inspectorPort));
+    const heap = await session
+      .collectGarbage(() => fetch(`${server.origin}/floor/noop`).then((response) => response.text()))
+      .finally(() => {
+        if (session !== held) session.close();
+      });
     await sleep(GC_SETTLE_MS);
     const settled = { ...byRole(), heapUsedBytes: heap.usedSize, heapTotalBytes: heap.totalSize };
     return { evicted, settled };
@@ -168,11 +178,16 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
   const before = (await reading()).settled;
   log(
     `memory: before: runtime ${mib(before.runtimeKiB)}, proxy ${mib(before.proxyKiB)}, V8 heap ${heapMiB(before)}; ` +
-      `${warmUp ? "a warm-up round and " : ""}${rounds} rounds of ${tasks} finished tasks on ${endpoint.path}`,
+      `${warmUp ? "a warm-up round and " : ""}${rounds} rounds of ${tasks} finished tasks on ${endpoint.path}` +
+      (holdDevTools ? ", one DevTools connection held throughout" : ""),
   );
   const done: MemoryRound[] = [];
   const first = warmUp ? 0 : 1;
-  for (let i = first; i <= rounds; i++) done.push(await round(i));
+  try {
+    for (let i = first; i <= rounds; i++) done.push(await round(i));
+  } finally {
+    held?.close();
+  }
   // The target compares measured round 1 with measured round 2 (issue 15); later rounds show whether RSS levels off.
   const one = done.find((r) => r.round === 1)!.settled;
   const two = done.find((r) => r.round === 2)!.settled;

@@ -1,93 +1,102 @@
 // Chrome DevTools Protocol calls to the Worker's isolate through wrangler dev's inspector port (the proxy relays them
 // to the runtime workerd's inspector). Used to read the isolate's V8 heap and to force a garbage collection before a
-// memory reading, so that what the runtime holds is told apart from garbage not yet collected.
-export interface InspectorCall {
-  method: string;
-  params?: Record<string, unknown>;
-}
+// memory reading, so that what the runtime holds is told apart from garbage not yet collected. wrangler's proxy
+// admits one DevTools connection at a time (a second is closed with 1013).
 
-/**
- * Sends `calls` one after another on one DevTools connection and returns their results in order. `nudge`, when
- * given, is called every `NUDGE_MS` while a call is unanswered: some calls (`HeapProfiler.collectGarbage`) are only
- * carried out, and answered, once the isolate next runs something, and an idle workerd isolate runs nothing until a
- * request reaches it.
- */
-export async function inspectIsolate(
-  inspectorPort: number,
-  calls: InspectorCall[],
-  { nudge, timeoutMs = 30_000 }: { nudge?: () => Promise<unknown>; timeoutMs?: number } = {},
-): Promise<unknown[]> {
-  // The proxy only admits DevTools connections from a local Origin. (`headers` is undici's extension to WebSocket.)
-  const init = { headers: { origin: "http://localhost" } } as unknown as string[];
-  const socket = new WebSocket(`ws://127.0.0.1:${inspectorPort}/ws`, init);
-  const results: unknown[] = [];
-  let nudging: ReturnType<typeof setInterval> | undefined;
-  try {
-    await new Promise<void>((done, fail) => {
-      const timer = setTimeout(
-        () => fail(new Error(`inspector: no answer to ${calls[results.length]?.method} in ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-      const send = () => {
-        const call = calls[results.length];
-        if (!call) {
-          clearTimeout(timer);
-          done();
-          return;
-        }
-        socket.send(JSON.stringify({ id: results.length + 1, method: call.method, params: call.params ?? {} }));
-      };
-      socket.addEventListener("error", () => {
-        clearTimeout(timer);
-        fail(new Error(`inspector: cannot connect to port ${inspectorPort}`));
-      });
-      socket.addEventListener("open", () => {
-        send();
-        if (nudge) {
-          nudging = setInterval(() => {
-            nudge().catch((error: unknown) => {
-              clearTimeout(timer);
-              fail(new Error(`inspector: the nudge failed: ${String(error)}`));
-            });
-          }, NUDGE_MS);
-        }
-      });
-      socket.addEventListener("message", (event) => {
-        const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: unknown };
-        // Events (console lines, etc.) carry no id; only the answer to the call in flight moves on.
-        if (message.id !== results.length + 1) return;
-        if (message.error !== undefined) {
-          clearTimeout(timer);
-          fail(new Error(`inspector: ${calls[results.length]!.method} failed: ${JSON.stringify(message.error)}`));
-          return;
-        }
-        results.push(message.result);
-        send();
-      });
-    });
-  } finally {
-    clearInterval(nudging);
-    socket.close();
-  }
-  return results;
-}
-
+/** How often `nudge` is called while a call is unanswered. */
 const NUDGE_MS = 500;
 
-/**
- * Forces a full garbage collection of the isolate and returns its V8 heap after it, in bytes. `nudge` must make the
- * isolate run something (e.g. fetch any path of the Worker): V8 carries the collection out in a task of the isolate,
- * which workerd runs only when it next enters it (measured: no answer in 30 s without a request, and then the answer
- * during the first one).
- */
+/** One DevTools connection to the isolate; calls go one at a time. */
+export class DevToolsSession {
+  readonly #socket: WebSocket;
+  #nextId = 1;
+  readonly #pending = new Map<number, { done: (result: unknown) => void; fail: (error: Error) => void }>();
+
+  private constructor(socket: WebSocket) {
+    this.#socket = socket;
+    socket.addEventListener("message", (event) => {
+      const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: unknown };
+      // Events (console lines, script parsing) carry no id of ours: read and dropped.
+      const waiting = message.id === undefined ? undefined : this.#pending.get(message.id);
+      if (!waiting) return;
+      this.#pending.delete(message.id!);
+      if (message.error !== undefined) waiting.fail(new Error(`inspector: ${JSON.stringify(message.error)}`));
+      else waiting.done(message.result);
+    });
+    socket.addEventListener("close", (event) => {
+      for (const { fail } of this.#pending.values())
+        fail(new Error(`inspector: closed (${event.code} ${event.reason})`));
+      this.#pending.clear();
+    });
+  }
+
+  static async open(inspectorPort: number): Promise<DevToolsSession> {
+    // The proxy only admits DevTools connections from a local Origin. (`headers` is undici's extension to WebSocket.)
+    const init = { headers: { origin: "http://localhost" } } as unknown as string[];
+    const socket = new WebSocket(`ws://127.0.0.1:${inspectorPort}/ws`, init);
+    await new Promise<void>((done, fail) => {
+      socket.addEventListener("open", () => done());
+      socket.addEventListener("error", () => fail(new Error(`inspector: cannot connect to port ${inspectorPort}`)));
+    });
+    return new DevToolsSession(socket);
+  }
+
+  /**
+   * One call and its result. `nudge`, when given, is called every 500 ms until the answer comes: some calls
+   * (`HeapProfiler.collectGarbage`) are only carried out, and answered, once the isolate next runs something, and an
+   * idle workerd isolate runs nothing until a request reaches it.
+   */
+  async call<T = unknown>(
+    method: string,
+    params: Record<string, unknown> = {},
+    { nudge, timeoutMs = 30_000 }: { nudge?: () => Promise<unknown>; timeoutMs?: number } = {},
+  ): Promise<T> {
+    const id = this.#nextId++;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let nudging: ReturnType<typeof setInterval> | undefined;
+    try {
+      return await new Promise<T>((done, fail) => {
+        this.#pending.set(id, { done: (result) => done(result as T), fail });
+        timer = setTimeout(() => fail(new Error(`inspector: no answer to ${method} in ${timeoutMs} ms`)), timeoutMs);
+        if (nudge) {
+          nudging = setInterval(() => {
+            nudge().catch((error: unknown) => fail(new Error(`inspector: the nudge failed: ${String(error)}`)));
+          }, NUDGE_MS);
+        }
+        this.#socket.send(JSON.stringify({ id, method, params }));
+      });
+    } finally {
+      this.#pending.delete(id);
+      clearTimeout(timer);
+      clearInterval(nudging);
+    }
+  }
+
+  /**
+   * Forces a full garbage collection of the isolate and returns its V8 heap after it, in bytes. `nudge` must make
+   * the isolate run something (e.g. fetch any path of the Worker): V8 carries the collection out in a task of the
+   * isolate, which workerd runs only when it next enters it (measured: no answer within 30 s while idle, then the
+   * answer during the first request).
+   */
+  async collectGarbage(nudge: () => Promise<unknown>): Promise<{ usedSize: number; totalSize: number }> {
+    await this.call("HeapProfiler.collectGarbage", {}, { nudge });
+    return this.call<{ usedSize: number; totalSize: number }>("Runtime.getHeapUsage");
+  }
+
+  close(): void {
+    this.#socket.close();
+  }
+}
+
+/** `DevToolsSession.collectGarbage` on a connection of its own. */
 export async function collectGarbage(
   inspectorPort: number,
   nudge: () => Promise<unknown>,
 ): Promise<{ usedSize: number; totalSize: number }> {
-  const results = await inspectIsolate(
-    inspectorPort,
-    [{ method: "HeapProfiler.collectGarbage" }, { method: "Runtime.getHeapUsage" }],
-    { nudge },
-  );
-  return results[1] as { usedSize: number; totalSize: number };
+  const session = await DevToolsSession.open(inspectorPort);
+  try {
+    return await session.collectGarbage(nudge);
+  } finally {
+    session.close();
+  }
 }
