@@ -3,12 +3,14 @@
 // /floor/http-write: a control, new Floor objects with one row each and nothing of the library; /floor/log: four
 // console.log lines per "task" and no object), BENCH_MEMORY_ROUNDS how many measured rounds (default 4, to see
 // whether RSS levels off), BENCH_MEMORY_WARMUP=0 drops the warm-up round before them, BENCH_MEMORY_DEVTOOLS=1 holds
-// one DevTools connection open throughout (a diagnosis of wrangler's proxy, bench/memory.ts). Appends to
+// one DevTools connection open throughout (a diagnosis of wrangler's proxy, bench/memory.ts), BENCH_MEMORY_SNAPSHOT=1
+// takes a heap snapshot of the isolate after each round and prints what grew from measured round 1 to the last. Appends to
 // results/bench-memory-history.jsonl.
 //   BENCH_PORT (default 8795), BENCH_QUICK=1 (a fifth of the tasks), BENCH_LABEL (names the build in the history)
 import { loadavg } from "node:os";
 import { port, scale } from "./common.ts";
 import { describePrevious, History, runHeader, type RunHeader } from "./history.ts";
+import type { HeapKind } from "@durable-mcp/test-harness";
 import { DEFAULT_ENDPOINT, measureMemory, mib, type MemoryEndpoint, type MemoryFigures } from "./memory.ts";
 import { withServer } from "./server.ts";
 import { table } from "./stats.ts";
@@ -26,13 +28,18 @@ if (!endpoint) throw new Error(`BENCH_MEMORY_PATH must be one of ${Object.keys(e
 const rounds = Number(process.env.BENCH_MEMORY_ROUNDS ?? 4);
 const warmUp = process.env.BENCH_MEMORY_WARMUP !== "0";
 const holdDevTools = process.env.BENCH_MEMORY_DEVTOOLS === "1";
+const snapshots = process.env.BENCH_MEMORY_SNAPSHOT === "1";
 
 const loadBefore = loadavg();
-const memory = await withServer(port, (server) => measureMemory(server, { endpoint, rounds, warmUp, holdDevTools }));
+const memory = await withServer(port, (server) =>
+  measureMemory(server, { endpoint, rounds, warmUp, holdDevTools, snapshots }),
+);
 type Entry = RunHeader & { path: string; holdDevTools: boolean; memory: MemoryFigures };
 const history = new History<Entry>("bench-memory-history.jsonl");
 const previous = history.previous();
-const entry: Entry = { ...runHeader(loadBefore, scale < 1), path: endpoint.path, holdDevTools, memory };
+// The heap summaries are printed below, not kept (thousands of kinds per round).
+const kept = { ...memory, rounds: memory.rounds.map((round) => ({ ...round, heapKinds: undefined })) };
+const entry: Entry = { ...runHeader(loadBefore, scale < 1), path: endpoint.path, holdDevTools, memory: kept };
 history.append(entry);
 const mb = (kib: number) => `${((kib * 1024) / 1e6).toFixed(1)} MB`;
 const heap = (bytes: number | null) => (bytes === null ? "—" : `${(bytes / 2 ** 20).toFixed(1)}`);
@@ -90,4 +97,27 @@ if (previous?.memory.before)
   console.log(
     `previous run (${previous.path}): runtime after GC ${previous.memory.rounds.map((r) => mib(r.settled.runtimeKiB)).join(" → ")}`,
   );
+const total = (kinds: HeapKind[]) => kinds.reduce((sum, kind) => sum + kind.selfBytes, 0);
+if (snapshots) {
+  // What the isolate's heap gained from measured round 1 to the last round, by kind, largest first.
+  const first = memory.rounds.find((r) => r.round === 1)!.heapKinds!;
+  const last = memory.rounds.at(-1)!;
+  const before = new Map(first.map((kind) => [kind.kind, kind]));
+  const grown = last
+    .heapKinds!.map((kind) => ({
+      kind: kind.kind,
+      count: kind.count - (before.get(kind.kind)?.count ?? 0),
+      bytes: kind.selfBytes - (before.get(kind.kind)?.selfBytes ?? 0),
+    }))
+    .filter((kind) => kind.bytes > 0 || kind.count > 0)
+    .toSorted((a, b) => b.bytes - a.bytes)
+    .slice(0, 15);
+  console.log(
+    `\nHeap snapshot after measured round 1: ${(total(first) / 2 ** 20).toFixed(2)} MiB in ${first.reduce((n, k) => n + k.count, 0)} objects; ` +
+      `after round ${last.round}: ${(total(last.heapKinds!) / 2 ** 20).toFixed(2)} MiB in ${last.heapKinds!.reduce((n, k) => n + k.count, 0)}. Grown most:\n`,
+  );
+  console.log(
+    table([["kind", "count", "bytes"], ...grown.map((k) => [k.kind.slice(0, 60), `+${k.count}`, `+${k.bytes}`])]),
+  );
+}
 console.log(`\n[bench:memory] appended to ${history.file}`);

@@ -12,7 +12,14 @@
 // connection are one-time costs, not growth): the issue's "first round to the second" are measured rounds 1 and 2,
 // the run's rounds 2 and 3.
 //   BENCH_MEMORY=0   skip it (it adds about two minutes)
-import { DevToolsSession, residentObjects, sleep, workerdRssByRole } from "@durable-mcp/test-harness";
+import {
+  DevToolsSession,
+  heapSummary,
+  residentObjects,
+  sleep,
+  workerdRssByRole,
+  type HeapKind,
+} from "@durable-mcp/test-harness";
 import { log, now, times } from "./common.ts";
 import { benchClient, resultOf } from "./mcp.ts";
 import type { BenchServer } from "./server.ts";
@@ -54,6 +61,8 @@ export interface MemoryRound {
   evicted: MemoryReading;
   /** After the forced collection and its settle: the figure the target compares. */
   settled: MemoryReading;
+  /** The isolate's heap by kind after the round (`snapshots` only; not kept in the history). */
+  heapKinds?: HeapKind[];
 }
 
 export interface MemoryFigures {
@@ -94,10 +103,15 @@ export interface MemoryOptions {
    * buffer until a DevTools client is connected, and then hands them to it.
    */
   holdDevTools?: boolean;
+  /**
+   * After each round's readings, a heap snapshot of the isolate, summarised by kind (`heapSummary`): to find what
+   * a round leaves in the heap. A diagnosis (default false): the snapshot itself costs the runtime memory.
+   */
+  snapshots?: boolean;
 }
 
 export async function measureMemory(server: BenchServer, options: MemoryOptions = {}): Promise<MemoryFigures> {
-  const { endpoint = DEFAULT_ENDPOINT, rounds = 2, warmUp = true, holdDevTools = false } = options;
+  const { endpoint = DEFAULT_ENDPOINT, rounds = 2, warmUp = true, holdDevTools = false, snapshots = false } = options;
   if (rounds < 2) throw new Error("memory: at least two measured rounds");
   const pgid = server.pgid;
   if (pgid === null) throw new Error("memory: the bench server is not running");
@@ -109,6 +123,7 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
   };
   const resident = () => residentObjects(pgid, endpoint.runnerClass);
   const tasks = times(1000);
+  const nudge = () => fetch(`${server.origin}/floor/noop`).then((response) => response.text());
   const held = holdDevTools ? await DevToolsSession.open(server.spec.inspectorPort) : null;
 
   const reading = async (): Promise<{ evicted: MemoryReading; settled: MemoryReading }> => {
@@ -116,11 +131,9 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
     const evicted = { ...byRole(), heapUsedBytes: null, heapTotalBytes: null };
     // V8 collects in a task of the isolate, which workerd runs when a request next enters it: the nudge is one.
     const session = held ?? (await DevToolsSession.open(server.spec.inspectorPort));
-    const heap = await session
-      .collectGarbage(() => fetch(`${server.origin}/floor/noop`).then((response) => response.text()))
-      .finally(() => {
-        if (session !== held) session.close();
-      });
+    const heap = await session.collectGarbage(nudge).finally(() => {
+      if (session !== held) session.close();
+    });
     await sleep(GC_SETTLE_MS);
     const settled = { ...byRole(), heapUsedBytes: heap.usedSize, heapTotalBytes: heap.totalSize };
     return { evicted, settled };
@@ -161,7 +174,24 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
     const evictedAfterS = (now() - idleSince) / 1000;
     const residentLeft = resident();
     const { evicted, settled } = await reading();
-    const result = { round: index, tasks, runMs, rssPeakKiB, evictedAfterS, residentLeft, evicted, settled };
+    const result: MemoryRound = {
+      round: index,
+      tasks,
+      runMs,
+      rssPeakKiB,
+      evictedAfterS,
+      residentLeft,
+      evicted,
+      settled,
+    };
+    if (snapshots) {
+      const session = held ?? (await DevToolsSession.open(server.spec.inspectorPort));
+      try {
+        result.heapKinds = heapSummary(await session.takeHeapSnapshot(nudge));
+      } finally {
+        if (session !== held) session.close();
+      }
+    }
     log(
       `memory: ${index === 0 ? "warm-up round" : `round ${index}`}: ${tasks} tasks in ${(runMs / 1000).toFixed(1)} s, ` +
         `all evicted after ${evictedAfterS.toFixed(0)} s (${residentLeft} left); peak ${mib(rssPeakKiB)} (both); ` +

@@ -11,12 +11,21 @@ export class DevToolsSession {
   readonly #socket: WebSocket;
   #nextId = 1;
   readonly #pending = new Map<number, { done: (result: unknown) => void; fail: (error: Error) => void }>();
+  readonly #listeners = new Map<string, (params: unknown) => void>();
 
   private constructor(socket: WebSocket) {
     this.#socket = socket;
     socket.addEventListener("message", (event) => {
-      const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: unknown };
-      // Events (console lines, script parsing) carry no id of ours: read and dropped.
+      const message = JSON.parse(String(event.data)) as {
+        id?: number;
+        method?: string;
+        params?: unknown;
+        result?: unknown;
+        error?: unknown;
+      };
+      // Events (console lines, script parsing) carry no id of ours: dropped unless someone listens for them.
+      if (message.id === undefined && message.method !== undefined)
+        this.#listeners.get(message.method)?.(message.params);
       const waiting = message.id === undefined ? undefined : this.#pending.get(message.id);
       if (!waiting) return;
       this.#pending.delete(message.id!);
@@ -83,6 +92,23 @@ export class DevToolsSession {
     return this.call<{ usedSize: number; totalSize: number }>("Runtime.getHeapUsage");
   }
 
+  /**
+   * A heap snapshot of the isolate (V8 collects all garbage before taking one), as parsed JSON: the
+   * `.heapsnapshot` format, streamed as `HeapProfiler.addHeapSnapshotChunk` events before the call's answer.
+   */
+  async takeHeapSnapshot(nudge: () => Promise<unknown>): Promise<HeapSnapshot> {
+    const chunks: string[] = [];
+    this.#listeners.set("HeapProfiler.addHeapSnapshotChunk", (params) =>
+      chunks.push((params as { chunk: string }).chunk),
+    );
+    try {
+      await this.call("HeapProfiler.takeHeapSnapshot", { reportProgress: false }, { nudge, timeoutMs: 120_000 });
+    } finally {
+      this.#listeners.delete("HeapProfiler.addHeapSnapshotChunk");
+    }
+    return JSON.parse(chunks.join("")) as HeapSnapshot;
+  }
+
   close(): void {
     this.#socket.close();
   }
@@ -99,4 +125,40 @@ export async function collectGarbage(
   } finally {
     session.close();
   }
+}
+
+/** The parts of V8's `.heapsnapshot` JSON that `heapSummary` reads. */
+export interface HeapSnapshot {
+  snapshot: { meta: { node_fields: string[]; node_types: [string[], ...unknown[]] } };
+  nodes: number[];
+  strings: string[];
+}
+
+/** Objects of one kind in a heap snapshot: V8's node type and its name (a constructor's, for an object). */
+export interface HeapKind {
+  kind: string;
+  count: number;
+  selfBytes: number;
+}
+
+/** A heap snapshot's nodes grouped by type and name, largest total self size first. */
+export function heapSummary(snapshot: HeapSnapshot): HeapKind[] {
+  const fields = snapshot.snapshot.meta.node_fields;
+  const types = snapshot.snapshot.meta.node_types[0];
+  const [typeAt, nameAt, sizeAt] = ["type", "name", "self_size"].map((field) => fields.indexOf(field));
+  const byKind = new Map<string, HeapKind>();
+  for (let i = 0; i < snapshot.nodes.length; i += fields.length) {
+    const type = types[snapshot.nodes[i + typeAt!]!] ?? "?";
+    // Strings, numbers and code are grouped by type alone: their "names" are their contents.
+    const name =
+      type === "object" || type === "closure" || type === "native"
+        ? (snapshot.strings[snapshot.nodes[i + nameAt!]!] ?? "?")
+        : "";
+    const kind = name ? `${type} ${name}` : type;
+    const entry = byKind.get(kind) ?? { kind, count: 0, selfBytes: 0 };
+    entry.count += 1;
+    entry.selfBytes += snapshot.nodes[i + sizeAt!]!;
+    byKind.set(kind, entry);
+  }
+  return [...byKind.values()].toSorted((a, b) => b.selfBytes - a.selfBytes);
 }
