@@ -84,6 +84,7 @@ console.log(
       mb(r.settled.runtimeKiB - previousSettled(i).runtimeKiB),
       mib(r.settled.proxyKiB),
       mb(r.settled.proxyKiB - previousSettled(i).proxyKiB),
+      String(r.settled.proxyFds),
       `${heap(r.settled.heapUsedBytes)}/${heap(r.settled.heapTotalBytes)}`,
       `${r.evictedAfterS.toFixed(0)} s${r.residentLeft > 0 ? ` (${r.residentLeft} left)` : ""}`,
     ]),

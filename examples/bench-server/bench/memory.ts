@@ -40,6 +40,9 @@ export interface MemoryReading {
   runtimeKiB: number;
   /** VmRSS of wrangler's proxy workerd (routing and the inspector relay, console lines included). */
   proxyKiB: number;
+  /** Open file descriptors of each (sockets among them). */
+  runtimeFds: number;
+  proxyFds: number;
   /** The isolate's V8 heap after the forced collection, bytes (null when not read). */
   heapUsedBytes: number | null;
   heapTotalBytes: number | null;
@@ -195,7 +198,8 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
     log(
       `memory: ${index === 0 ? "warm-up round" : `round ${index}`}: ${tasks} tasks in ${(runMs / 1000).toFixed(1)} s, ` +
         `all evicted after ${evictedAfterS.toFixed(0)} s (${residentLeft} left); peak ${mib(rssPeakKiB)} (both); ` +
-        `runtime ${mib(evicted.runtimeKiB)} → ${mib(settled.runtimeKiB)} after GC, proxy ${mib(settled.proxyKiB)}, ` +
+        `runtime ${mib(evicted.runtimeKiB)} → ${mib(settled.runtimeKiB)} after GC, proxy ${mib(settled.proxyKiB)} ` +
+        `(${settled.proxyFds} fds), ` +
         `V8 heap ${heapMiB(settled)}`,
     );
     return result;

@@ -166,9 +166,13 @@ export function workerdRssKiB(pgid: number): number {
  * runtime, which runs the Worker and its Durable Objects and so holds files under the persist dir (`stateDir`) open,
  * and wrangler's proxy (its ProxyWorker on the public port and the InspectorProxyWorker, which receives every
  * console.log line of the Worker over the inspector and forwards it to wrangler). `workerdRssKiB` is their sum.
+ * Their open file descriptors too (sockets among them).
  */
-export function workerdRssByRole(pgid: number, stateDir: string): { runtimeKiB: number; proxyKiB: number } {
-  const split = { runtimeKiB: 0, proxyKiB: 0 };
+export function workerdRssByRole(
+  pgid: number,
+  stateDir: string,
+): { runtimeKiB: number; proxyKiB: number; runtimeFds: number; proxyFds: number } {
+  const split = { runtimeKiB: 0, proxyKiB: 0, runtimeFds: 0, proxyFds: 0 };
   const prefix = `${resolve(stateDir)}/`;
   for (const { pid } of groupMembers(pgid).filter(({ comm }) => comm === "workerd")) {
     let status: string;
@@ -187,8 +191,13 @@ export function workerdRssByRole(pgid: number, stateDir: string): { runtimeKiB: 
       }
     });
     const kib = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0);
-    if (runtime) split.runtimeKiB += kib;
-    else split.proxyKiB += kib;
+    if (runtime) {
+      split.runtimeKiB += kib;
+      split.runtimeFds += fds.length;
+    } else {
+      split.proxyKiB += kib;
+      split.proxyFds += fds.length;
+    }
   }
   return split;
 }
