@@ -55,6 +55,7 @@ console.log(
       "round",
       "tasks",
       "peak (both)",
+      "runtime peak",
       "runtime evicted",
       "runtime after GC",
       "growth",
@@ -66,6 +67,7 @@ console.log(
     ],
     [
       "before",
+      "",
       "",
       "",
       "",
@@ -81,6 +83,7 @@ console.log(
       r.round === 0 ? "warm-up" : String(r.round),
       String(r.tasks),
       mib(r.rssPeakKiB),
+      mib(r.runtimePeakKiB),
       mib(r.evicted.runtimeKiB),
       mib(r.settled.runtimeKiB),
       mb(r.settled.runtimeKiB - previousSettled(i).runtimeKiB),

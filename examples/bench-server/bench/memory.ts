@@ -56,6 +56,8 @@ export interface MemoryRound {
   runMs: number;
   /** Both workerd processes, summed, during the round. */
   rssPeakKiB: number;
+  /** The runtime workerd alone during the round (its allocator keeps what it took at the peak). */
+  runtimePeakKiB: number;
   /** Seconds from the round's last completion until no task object was resident. */
   evictedAfterS: number;
   /** Task objects still resident when the wait gave up (0 when all were evicted). */
@@ -120,8 +122,10 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
   if (pgid === null) throw new Error("memory: the bench server is not running");
   const client = benchClient(`${server.origin}${endpoint.path}`);
   const byRole = () => workerdRssByRole(pgid, server.stateDir);
+  let runtimePeakKiB = 0;
   const rssSum = () => {
     const { runtimeKiB, proxyKiB } = byRole();
+    runtimePeakKiB = Math.max(runtimePeakKiB, runtimeKiB);
     return runtimeKiB + proxyKiB;
   };
   const resident = () => residentObjects(pgid, endpoint.runnerClass);
@@ -143,6 +147,7 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
   };
 
   const round = async (index: number): Promise<MemoryRound> => {
+    runtimePeakKiB = 0;
     let rssPeakKiB = rssSum();
     const begin = now();
     for (let started = 0; started < tasks; started += IN_FLIGHT) {
@@ -197,7 +202,8 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
     }
     log(
       `memory: ${index === 0 ? "warm-up round" : `round ${index}`}: ${tasks} tasks in ${(runMs / 1000).toFixed(1)} s, ` +
-        `all evicted after ${evictedAfterS.toFixed(0)} s (${residentLeft} left); peak ${mib(rssPeakKiB)} (both); ` +
+        `all evicted after ${evictedAfterS.toFixed(0)} s (${residentLeft} left); peak ${mib(rssPeakKiB)} (both), ` +
+        `${mib(runtimePeakKiB)} (runtime); ` +
         `runtime ${mib(evicted.runtimeKiB)} → ${mib(settled.runtimeKiB)} after GC, proxy ${mib(settled.proxyKiB)} ` +
         `(${settled.proxyFds} fds), ` +
         `V8 heap ${heapMiB(settled)}`,
