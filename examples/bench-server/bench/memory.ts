@@ -187,6 +187,7 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
       tasks,
       runMs,
       rssPeakKiB,
+      runtimePeakKiB,
       evictedAfterS,
       residentLeft,
       evicted,
