@@ -4,14 +4,22 @@
 // console.log lines per "task" and no object), BENCH_MEMORY_ROUNDS how many measured rounds (default 4, to see
 // whether RSS levels off), BENCH_MEMORY_WARMUP=0 drops the warm-up round before them, BENCH_MEMORY_DEVTOOLS=1 holds
 // one DevTools connection open throughout (a diagnosis of wrangler's proxy, bench/memory.ts), BENCH_MEMORY_SNAPSHOT=1
-// takes a heap snapshot of the isolate after each round and prints what grew from measured round 1 to the last. Appends to
+// takes a heap snapshot of the isolate after each round and prints what grew from measured round 1 to the last,
+// BENCH_MEMORY_RATE tasks started per second (default 20; 0 unpaced, see bench/memory.ts). Appends to
 // results/bench-memory-history.jsonl.
 //   BENCH_PORT (default 8795), BENCH_QUICK=1 (a fifth of the tasks), BENCH_LABEL (names the build in the history)
 import { loadavg } from "node:os";
 import { port, scale } from "./common.ts";
 import { describePrevious, History, runHeader, type RunHeader } from "./history.ts";
 import type { HeapKind } from "@durable-mcp/test-harness";
-import { DEFAULT_ENDPOINT, measureMemory, mib, type MemoryEndpoint, type MemoryFigures } from "./memory.ts";
+import {
+  DEFAULT_ENDPOINT,
+  DEFAULT_TASKS_PER_SECOND,
+  measureMemory,
+  mib,
+  type MemoryEndpoint,
+  type MemoryFigures,
+} from "./memory.ts";
 import { withServer } from "./server.ts";
 import { table } from "./stats.ts";
 
@@ -29,10 +37,11 @@ const rounds = Number(process.env.BENCH_MEMORY_ROUNDS ?? 4);
 const warmUp = process.env.BENCH_MEMORY_WARMUP !== "0";
 const holdDevTools = process.env.BENCH_MEMORY_DEVTOOLS === "1";
 const snapshots = process.env.BENCH_MEMORY_SNAPSHOT === "1";
+const tasksPerSecond = Number(process.env.BENCH_MEMORY_RATE ?? DEFAULT_TASKS_PER_SECOND);
 
 const loadBefore = loadavg();
 const memory = await withServer(port, (server) =>
-  measureMemory(server, { endpoint, rounds, warmUp, holdDevTools, snapshots }),
+  measureMemory(server, { endpoint, rounds, warmUp, holdDevTools, snapshots, tasksPerSecond }),
 );
 type Entry = RunHeader & { path: string; holdDevTools: boolean; memory: MemoryFigures };
 const history = new History<Entry>("bench-memory-history.jsonl");
@@ -43,7 +52,10 @@ const entry: Entry = { ...runHeader(loadBefore, scale < 1), path: endpoint.path,
 history.append(entry);
 const mb = (kib: number) => `${((kib * 1024) / 1e6).toFixed(1)} MB`;
 const heap = (bytes: number | null) => (bytes === null ? "—" : `${(bytes / 2 ** 20).toFixed(1)}`);
-console.log(`\nMemory rounds on ${endpoint.path} (bench:memory); ${describePrevious(previous)}\n`);
+console.log(
+  `\nMemory rounds on ${endpoint.path} (bench:memory), ${tasksPerSecond > 0 ? `${tasksPerSecond} tasks started per second` : "unpaced"}; ` +
+    `${describePrevious(previous)}\n`,
+);
 console.log(
   "RSS of the runtime workerd (the Worker and its objects) and of wrangler's proxy workerd, after every task object\n" +
     "was evicted and then after a forced GC of the isolate and a settle; growth is over the round before, after GC.\n",

@@ -30,6 +30,14 @@ const RUNNER_CLASS = "TaskRunner";
 const ALL_RUNNER_CLASSES = [RUNNER_CLASS, "QuietTaskRunner", "StepEventsTaskRunner"];
 const EVICTION_TIMEOUT_MS = 180_000;
 const IN_FLIGHT = 50;
+/**
+ * Tasks started per second in a round. workerd evicts an object about 10 s after its last request, so the objects
+ * resident at a round's peak are about its start rate × 10 s, and workerd's allocator keeps the pages of that peak
+ * after the evictions: unpaced, a round that ran faster than every round before it (a moment of less load on a
+ * shared machine) lifted RSS by 80–145 MB while a slower one added 3–5 MB. A fixed rate gives every round the same
+ * peak, so what is compared is what the rounds leave behind.
+ */
+export const DEFAULT_TASKS_PER_SECOND = 20;
 /** After the evictions, for workerd to finish closing what they released. */
 const EVICTED_SETTLE_MS = 2000;
 /** After the forced garbage collection, for the freed pages to reach the allocator and the OS. */
@@ -71,6 +79,8 @@ export interface MemoryRound {
 }
 
 export interface MemoryFigures {
+  /** The start rate of every round (0: unpaced). */
+  tasksPerSecond: number;
   before: MemoryReading;
   /** Every round, the warm-up first (round 0) when there was one. */
   rounds: MemoryRound[];
@@ -113,10 +123,19 @@ export interface MemoryOptions {
    * a round leaves in the heap. A diagnosis (default false): the snapshot itself costs the runtime memory.
    */
   snapshots?: boolean;
+  /** Tasks started per second (`DEFAULT_TASKS_PER_SECOND`); 0: as fast as the server takes them. */
+  tasksPerSecond?: number;
 }
 
 export async function measureMemory(server: BenchServer, options: MemoryOptions = {}): Promise<MemoryFigures> {
-  const { endpoint = DEFAULT_ENDPOINT, rounds = 2, warmUp = true, holdDevTools = false, snapshots = false } = options;
+  const {
+    endpoint = DEFAULT_ENDPOINT,
+    rounds = 2,
+    warmUp = true,
+    holdDevTools = false,
+    snapshots = false,
+    tasksPerSecond = DEFAULT_TASKS_PER_SECOND,
+  } = options;
   if (rounds < 2) throw new Error("memory: at least two measured rounds");
   const pgid = server.pgid;
   if (pgid === null) throw new Error("memory: the bench server is not running");
@@ -152,6 +171,9 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
     const begin = now();
     for (let started = 0; started < tasks; started += IN_FLIGHT) {
       const batch = Math.min(IN_FLIGHT, tasks - started);
+      // Paced: this batch starts no earlier than its place in the round at the set rate.
+      const due = tasksPerSecond > 0 ? begin + (started / tasksPerSecond) * 1000 : 0;
+      if (now() < due) await sleep(due - now());
       if (endpoint.kind === "floor" || endpoint.kind === "log") {
         await Promise.all(
           Array.from({ length: batch }, async () => {
@@ -219,7 +241,8 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
   const before = (await reading()).settled;
   log(
     `memory: before: runtime ${mib(before.runtimeKiB)}, proxy ${mib(before.proxyKiB)}, V8 heap ${heapMiB(before)}; ` +
-      `${warmUp ? "a warm-up round and " : ""}${rounds} rounds of ${tasks} finished tasks on ${endpoint.path}` +
+      `${warmUp ? "a warm-up round and " : ""}${rounds} rounds of ${tasks} finished tasks on ${endpoint.path}, ` +
+      `${tasksPerSecond > 0 ? `${tasksPerSecond} started per second` : "unpaced"}` +
       (holdDevTools ? ", one DevTools connection held throughout" : ""),
   );
   const done: MemoryRound[] = [];
@@ -233,6 +256,7 @@ export async function measureMemory(server: BenchServer, options: MemoryOptions 
   const one = done.find((r) => r.round === 1)!.settled;
   const two = done.find((r) => r.round === 2)!.settled;
   return {
+    tasksPerSecond,
     before,
     rounds: done,
     growthBytes: (two.runtimeKiB - one.runtimeKiB) * 1024,
