@@ -11,7 +11,7 @@
 // The first round is a warm-up and not compared (JIT, SQLite's and the allocator's first use, the first inspector
 // connection are one-time costs, not growth): the "first round to the second" are measured rounds 1 and 2,
 // the run's rounds 2 and 3.
-//   BENCH_MEMORY=0   skip it (it adds about two minutes)
+//   BENCH_MEMORY=0   skip it (it adds about four minutes: three paced rounds of about 50 s, each with its eviction)
 import {
   DevToolsSession,
   heapSummary,

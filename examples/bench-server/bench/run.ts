@@ -4,7 +4,7 @@
 // results/bench.json and appends the run to results/bench-history.jsonl. It reports figures; it gates nothing.
 //   BENCH_QUICK=1                 a fifth of the iterations, to try the driver out
 //   BENCH_LOCAL_OBSERVABILITY=1   keep wrangler dev's local tracing on (see docs/performance.md)
-//   BENCH_MEMORY=0                skip the memory rounds (a warm-up and 2 × 1,000 tasks and their eviction, ~2 min)
+//   BENCH_MEMORY=0                skip the memory rounds (a warm-up and 2 × 1,000 paced tasks and their eviction, ~4 min)
 //   BENCH_LABEL=…                 names this run in the history (e.g. "before" / "after" when interleaving builds)
 // The parts: floor.ts (the platform), wire.ts (the library over the wire), steps.ts (the step engine's rows),
 // memory.ts (workerd's RSS over two rounds of tasks), tables.ts and targets.ts (what is printed), history.ts.
