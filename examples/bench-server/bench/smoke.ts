@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { withServer, workspaceRoot } from "./server.ts";
-import type { JsonObject } from "@durable-mcp/test-harness";
+import { DevToolsSession, workerdRssByRole, type JsonObject } from "@durable-mcp/test-harness";
 import { benchClient, resultOf } from "./mcp.ts";
 
 const TASK_ID_META = "durable-mcp-server/taskId";
@@ -131,6 +131,18 @@ await withServer(port, async (server) => {
   assert.equal((await floor<{ times: number[] }>("/floor/alarm?n=2")).times.length, 2);
   assert.equal(typeof (await floor<{ dateMs: number }>("/floor/clock?iterations=1000")).dateMs, "number");
   assert.equal((await fetch(`${server.origin}/nowhere`)).status, 404);
+
+  // What bench:memory reads (bench/memory.ts): both workerd processes, told apart, and a forced collection of the
+  // isolate over the inspector, which workerd carries out only once a request (the nudge) enters the isolate.
+  const split = workerdRssByRole(server.pgid!, server.stateDir);
+  assert.ok(split.runtimeKiB > 0 && split.proxyKiB > 0, `runtime and proxy workerd: ${JSON.stringify(split)}`);
+  const devtools = await DevToolsSession.open(server.spec.inspectorPort);
+  try {
+    const heap = await devtools.collectGarbage(() => fetch(`${server.origin}/floor/noop`).then((r) => r.text()));
+    assert.ok(heap.usedSize > 0 && heap.usedSize <= heap.totalSize, JSON.stringify(heap));
+  } finally {
+    devtools.close();
+  }
 });
 
 // One check for the run's total (scripts/test-summary.mjs); a failure above throws before this line.

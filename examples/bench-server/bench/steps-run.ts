@@ -1,18 +1,14 @@
 // `pnpm bench:steps`: the step engine's rows of the bench (bench/steps.ts) with the two floors measured in the same
 // run, and nothing else — about a minute, so that it can be repeated and interleaved with other builds. Prints the
-// rows next to the previous run's and appends this run to results/bench-steps-history.jsonl.
-//   BENCH_PORT (default 8795), BENCH_QUICK=1 (a fifth of the pairs)
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+// rows next to the previous run's and appends this run to results/bench-steps-history.jsonl (bench/history.ts).
+//   BENCH_PORT (default 8795), BENCH_QUICK=1 (a fifth of the pairs), BENCH_LABEL (names the build in the history)
 import { loadavg } from "node:os";
-import { join } from "node:path";
-import { execFileSync } from "node:child_process";
+import { port, scale } from "./common.ts";
+import { History, runHeader, type RunHeader } from "./history.ts";
 import { benchClient } from "./mcp.ts";
-import { withServer, workspaceRoot } from "./server.ts";
+import { withServer } from "./server.ts";
 import { summarize } from "./stats.ts";
-import { measureStepRows, stepRowsTable } from "./steps.ts";
-
-const port = Number(process.env.BENCH_PORT ?? 8795);
-const scale = process.env.BENCH_QUICK === "1" ? 0.2 : 1;
+import { measureStepRows, stepRowsTable, type StepRowsWithFloors } from "./steps.ts";
 
 async function httpP50(origin: string, path: string, n: number): Promise<number> {
   const samples: number[] = [];
@@ -34,32 +30,14 @@ const measured = await withServer(port, async (server) => {
   return { httpFloorMs, newObjectFloorMs, ...rows };
 });
 
-let commit: string | null = null;
-try {
-  commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: workspaceRoot, encoding: "utf8" }).trim();
-} catch {
-  commit = null;
-}
-const entry = {
-  date: new Date().toISOString(),
-  commit,
-  // Names the build measured when runs are interleaved (e.g. before/after a change).
-  label: process.env.BENCH_LABEL ?? null,
-  quick: scale < 1,
-  loadBefore,
-  loadAfter: loadavg(),
-  ...measured,
-};
-const dir = join(workspaceRoot, "results");
-const history = join(dir, "bench-steps-history.jsonl");
-const previous = existsSync(history)
-  ? (JSON.parse(readFileSync(history, "utf8").trim().split("\n").at(-1)!) as typeof entry)
-  : null;
-mkdirSync(dir, { recursive: true });
-appendFileSync(history, `${JSON.stringify(entry)}\n`);
+type Entry = RunHeader & StepRowsWithFloors;
+const history = new History<Entry>("bench-steps-history.jsonl");
+const previous = history.previous();
+const entry: Entry = { ...runHeader(loadBefore, scale < 1), ...measured };
+history.append(entry);
 
 console.log(
-  `\nStep engine (bench:steps), ${entry.label ?? ""} ${entry.date}, ${commit ?? "?"}, load ${loadBefore.map((l) => l.toFixed(2)).join(" ")}\n`,
+  `\nStep engine (bench:steps), ${entry.label ?? ""} ${entry.date}, ${entry.commit ?? "?"}, load ${loadBefore.map((l) => l.toFixed(2)).join(" ")}\n`,
 );
 console.log(stepRowsTable(entry, previous));
-console.log(`\n[bench:steps] appended to ${history}`);
+console.log(`\n[bench:steps] appended to ${history.file}`);

@@ -121,6 +121,7 @@ function message(method: string, params: JsonObject, id: number | string = 1) {
 
 describe("hostile HTTP under wrangler dev", () => {
   it("answers 413 to a 50 MB tasks/get declared in Content-Length before a byte of it is sent", async () => {
+    const before = lab.residentTaskRunners();
     const params = { taskId: taskId() };
     const answer = await headersOnly("/mcp", {
       ...mcpHeaders("tasks/get", params),
@@ -129,9 +130,12 @@ describe("hostile HTTP under wrangler dev", () => {
     expect(answer.status, answer.body).toBe(413);
     expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
     expect(await client.call("server/discover", { _meta: client.envelope() })).toBeDefined();
+    // Refused before anything reached the task's object: not even the fast path's early get opened it.
+    expect(lab.residentTaskRunners()).toBeLessThanOrEqual(before);
   });
 
   it("answers 413 to a 50 MB chunked tasks/get (no Content-Length) once 4 MiB arrived, and still serves after", async () => {
+    const before = lab.residentTaskRunners();
     const params = { taskId: taskId(), pad: "x".repeat(50 * MB) };
     // The first 6 MB, then the client waits: the answer must come from what arrived, not from the whole body.
     // (Sending on regardless races wrangler dev's proxy, which answers 500 or resets when a Worker answers before
@@ -145,6 +149,7 @@ describe("hostile HTTP under wrangler dev", () => {
     expect(answer.status, answer.body.slice(0, 200)).toBe(413);
     expect(JSON.parse(answer.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
     expect(await client.call("server/discover", { _meta: client.envelope() })).toBeDefined();
+    expect(lab.residentTaskRunners()).toBeLessThanOrEqual(before);
   });
 
   it("refuses a 10,000-id listen with -32602 before asking any task object, and a request meanwhile is answered", async () => {

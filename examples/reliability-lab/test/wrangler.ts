@@ -5,10 +5,10 @@
 // library, say) must not restart it in the middle of a suite. Its open-files limit is raised: wrangler dev holds a
 // socket per log line of the Worker for a while, and 500 tasks log thousands.
 // Here too: what the suites read about the running instance (workerd memory, resident task objects, V8 heap).
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { groupMembers, startWranglerDev } from "@durable-mcp/test-harness";
+import { residentObjects, startWranglerDev, workerdRssKiB } from "@durable-mcp/test-harness";
 
 const exampleRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -88,11 +88,6 @@ export async function startLab(suite: string, counterUrl: string): Promise<LabSe
         }
       : undefined,
   });
-  /** The running instance's workerd processes. */
-  const workerds = () => {
-    const pgid = server.pgid;
-    return pgid === null ? [] : groupMembers(pgid).filter(({ comm }) => comm === "workerd");
-  };
   return {
     url: server.url,
     get instance() {
@@ -103,38 +98,8 @@ export async function startLab(suite: string, counterUrl: string): Promise<LabSe
     },
     crash: () => server.stop("SIGKILL"),
     start: () => server.start(),
-    workerdRssKiB() {
-      let total = 0;
-      for (const { pid } of workerds()) {
-        try {
-          const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-          if (match) total += Number(match[1]);
-        } catch {
-          // exited meanwhile
-        }
-      }
-      return total;
-    },
-    residentTaskRunners() {
-      const open = new Set<string>();
-      for (const { pid } of workerds()) {
-        let fds: string[];
-        try {
-          fds = readdirSync(`/proc/${pid}/fd`);
-        } catch {
-          continue;
-        }
-        for (const fd of fds) {
-          try {
-            const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-            if (/-TaskRunner\/[0-9a-f]{64}\.sqlite$/.test(target)) open.add(target);
-          } catch {
-            // closed meanwhile
-          }
-        }
-      }
-      return open.size;
-    },
+    workerdRssKiB: () => (server.pgid === null ? 0 : workerdRssKiB(server.pgid)),
+    residentTaskRunners: () => (server.pgid === null ? 0 : residentObjects(server.pgid, "TaskRunner")),
     isolateHeap() {
       return inspect<{ usedSize: number; totalSize: number }>("Runtime.getHeapUsage");
     },

@@ -14,6 +14,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -146,6 +147,87 @@ export function groupMembers(pgid: number): Array<{ pid: number; comm: string }>
   return members;
 }
 
+/** Resident memory (VmRSS, KiB) of the `workerd` processes in process group `pgid`, summed (0 when none). */
+export function workerdRssKiB(pgid: number): number {
+  let total = 0;
+  for (const { pid } of groupMembers(pgid).filter(({ comm }) => comm === "workerd")) {
+    try {
+      const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (match) total += Number(match[1]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return total;
+}
+
+/**
+ * Resident memory (VmRSS, KiB) of the `workerd` processes in group `pgid`, split by role. wrangler dev runs two: the
+ * runtime, which runs the Worker and its Durable Objects and so holds files under the persist dir (`stateDir`) open,
+ * and wrangler's proxy (its ProxyWorker on the public port and the InspectorProxyWorker, which receives every
+ * console.log line of the Worker over the inspector and forwards it to wrangler). `workerdRssKiB` is their sum.
+ * Their open file descriptors too (sockets among them).
+ */
+export function workerdRssByRole(
+  pgid: number,
+  stateDir: string,
+): { runtimeKiB: number; proxyKiB: number; runtimeFds: number; proxyFds: number } {
+  const split = { runtimeKiB: 0, proxyKiB: 0, runtimeFds: 0, proxyFds: 0 };
+  const prefix = `${resolve(stateDir)}/`;
+  for (const { pid } of groupMembers(pgid).filter(({ comm }) => comm === "workerd")) {
+    let status: string;
+    let fds: string[];
+    try {
+      status = readFileSync(`/proc/${pid}/status`, "utf8");
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // exited meanwhile
+    }
+    const runtime = fds.some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(prefix);
+      } catch {
+        return false; // closed meanwhile
+      }
+    });
+    const kib = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0);
+    if (runtime) {
+      split.runtimeKiB += kib;
+      split.runtimeFds += fds.length;
+    } else {
+      split.proxyKiB += kib;
+      split.proxyFds += fds.length;
+    }
+  }
+  return split;
+}
+
+/**
+ * Durable Objects of class `className` resident in the `workerd` processes of group `pgid`: the SQLite databases
+ * of that class it holds open (workerd closes an object's database when it evicts the object).
+ */
+export function residentObjects(pgid: number, className: string): number {
+  const database = new RegExp(`-${className}/[0-9a-f]{64}\\.sqlite$`);
+  const open = new Set<string>();
+  for (const { pid } of groupMembers(pgid).filter(({ comm }) => comm === "workerd")) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (database.test(target)) open.add(target);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return open.size;
+}
+
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
@@ -265,6 +347,10 @@ export class WranglerDev {
   get root(): string {
     return this.spec.root;
   }
+  /** The --persist-to dir: the runtime workerd keeps files under it open (`workerdRssByRole`). */
+  get stateDir(): string {
+    return join(this.spec.root, "state");
+  }
   get logFile(): string {
     return join(this.spec.root, "wrangler.log");
   }
@@ -321,7 +407,7 @@ export class WranglerDev {
       "--inspector-port",
       String(spec.inspectorPort),
       "--persist-to",
-      join(spec.root, "state"),
+      this.stateDir,
       "--log-level",
       "warn",
       "--show-interactive-dev-session=false",

@@ -22,7 +22,7 @@ import { batchRefusal, hostPolicy, hostRefusal } from "./request-guards.js";
 import { RunnerClient } from "../runner/runner-client.js";
 import { RunnerPool } from "../runner/runner-pool.js";
 import type { CallerContext } from "../runner/caller-context.js";
-import { isTaskMethodRequest, serveTaskMethod } from "./task-fast-path.js";
+import { isTaskMethodRequest, prefetchTaskGet, serveTaskMethod } from "./task-fast-path.js";
 import { isToolCallRequest, serveToolCall } from "./tool-fast-path.js";
 import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
 import { defineTaskIndex, type TaskIndexClass } from "../runner/task-index.js";
@@ -270,6 +270,8 @@ export function durableMcp<Env>(
         throw new Error("authenticate() must return a Caller with a non-empty principal, or a Response");
       }
       const context: CallerContext = { principal: caller.principal, runners: runnersOf() };
+      // A tasks/get's RPC starts from its headers while the body is read; used only if the body then agrees.
+      const prefetched = options.taskFastPath !== false ? prefetchTaskGet(request, context, maxBodyBytes) : undefined;
       // Every JSON body is read here, once, under one size and depth bound, and handed on parsed. A POST that
       // is not JSON is left unread for the SDK to refuse (415).
       let parsedBody: unknown;
@@ -300,7 +302,7 @@ export function durableMcp<Env>(
         });
         if (legacy) return legacy;
         if (options.taskFastPath !== false && isTaskMethodRequest(request)) {
-          const answered = await serveTaskMethod(request, parsedBody, context, () => serverInfoOf(env));
+          const answered = await serveTaskMethod(request, parsedBody, context, () => serverInfoOf(env), prefetched);
           if (answered) return answered;
         }
         if (options.taskFastPath !== false && isToolCallRequest(request)) {

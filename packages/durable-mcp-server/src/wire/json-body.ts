@@ -24,7 +24,9 @@ export async function readJsonBody(
   const maxDepth = limits.maxDepth ?? MAX_JSON_DEPTH;
   let text: string;
   try {
-    const read = await readRequestBody(request, maxBytes);
+    const read = declaredWithin(request, maxBytes)
+      ? await readDeclared(request, maxBytes)
+      : await readRequestBody(request, maxBytes);
     if (read.tooLarge) {
       // Stop the rest of the upload instead of leaving it to be drained.
       await request.body?.cancel().catch(() => undefined);
@@ -40,6 +42,28 @@ export async function readJsonBody(
   } catch {
     return { kind: "not-json", text };
   }
+}
+
+/** A Content-Length of plain digits, at most `maxBytes`: the runtime frames the body by it. */
+export function declaredWithin(request: Request, maxBytes: number): boolean {
+  const declared = request.headers.get("content-length");
+  return declared !== null && /^\d{1,15}$/.test(declared) && Number(declared) <= maxBytes;
+}
+
+/**
+ * A body whose length was declared within the bound, read in one native call: the runtime's own `text()` is
+ * several times cheaper than a chunk loop (≈ 0.2 ms of a tasks/get under wrangler dev, docs/performance.md). The
+ * bound is checked again on what arrived, so a body longer than it declared (a hand-built Request from another
+ * Worker, say) is still refused; only a body that declares its length is buffered before being counted.
+ */
+async function readDeclared(request: Request, maxBytes: number): Promise<{ tooLarge: boolean; text: string }> {
+  const text = await request.text();
+  // UTF-8 takes 1–3 bytes per UTF-16 unit: encode only when the length alone cannot decide.
+  if (text.length > maxBytes) return { tooLarge: true, text: "" };
+  if (text.length * 3 > maxBytes && new TextEncoder().encode(text).byteLength > maxBytes) {
+    return { tooLarge: true, text: "" };
+  }
+  return { tooLarge: false, text };
 }
 
 /** True when brackets outside strings nest deeper than `limit`. Linear, and builds nothing. */

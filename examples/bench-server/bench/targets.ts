@@ -1,0 +1,164 @@
+// The one targets table of `pnpm bench`: every target of issue 15 as a row, computed from figures measured in the
+// same run (both floors included), with the previous run's figure beside it. Rows another part of the bench
+// measures (uploads, downloads: bench/files.ts; the server-clock throughput: bench/steps.ts) are passed in; until
+// they are, the row says "not measured" — never a number that was not measured in this run.
+import { ms, ratio, table } from "./stats.ts";
+
+/** One row; `{ metric, target, floor, measured, ratio, met }` is also the shape other bench modules hand in. */
+export interface TargetRow {
+  metric: string;
+  target: string;
+  floor: string;
+  measured: string;
+  ratio: string;
+  /** null: not measured in this run. */
+  met: boolean | null;
+}
+
+export const NOT_MEASURED = "not measured";
+
+/** Row names the bench's other modules fill in; their rows replace these placeholders by `metric`. */
+export const UPLOAD_METRIC = "upload (tus) vs a raw R2 put of the same bytes";
+export const DOWNLOAD_METRIC = "download vs a raw R2 get of the same bytes";
+export const SERVER_CLOCK_METRIC = "20 tasks × 50 steps, server clock";
+
+export interface TargetInputs {
+  httpFloorMs: number;
+  newObjectFloorMs: number;
+  /** /mcp, the library's defaults. */
+  createMs: number;
+  roundTripPollingMs: number;
+  inlineMs: number;
+  /** tasks/get and the HTTP floor measured interleaved with it. */
+  getMs: number;
+  getHttpFloorMs: number;
+  /** Per step at 2,000 and at 10,000 steps (bench/steps.ts), null when not measured. */
+  perStepMs: { at2000: number | null; at10000: number | null };
+  worstGetWaitMs: number | null;
+  /** Steps per second of 20 × 50 on the server clock (bench/steps.ts), null until it is measured. */
+  serverClockStepsPerSecond: number | null;
+  /** The runtime workerd's RSS growth from the first measured round of finished tasks to the second (after a warm-up round), bytes; null: skipped. */
+  memoryGrowthBytes: number | null;
+  /** Tasks per round (1,000; fewer with BENCH_QUICK). */
+  memoryTasks: number;
+  memoryNote: string;
+  /** Rows measured elsewhere (bench/files.ts): they replace the placeholder of the same metric. */
+  extra?: TargetRow[];
+}
+
+const yes = (met: boolean | null) => (met === null ? "—" : met ? "yes" : "NO");
+
+function notMeasured(metric: string, target: string, floor: string): TargetRow {
+  return { metric, target, floor, measured: NOT_MEASURED, ratio: "—", met: null };
+}
+
+/** A latency against `goal` × a floor. */
+function relative(metric: string, value: number, goal: number, floorName: string, floorMs: number): TargetRow {
+  return {
+    metric,
+    target: `≤ ${goal}× floor`,
+    floor: `${floorName} ${ms(floorMs)}`,
+    measured: ms(value),
+    ratio: ratio(value / floorMs),
+    met: value <= goal * floorMs,
+  };
+}
+
+/** An absolute bound: the ratio is to the bound itself. */
+function bounded(metric: string, value: number | null, limit: number, show: (v: number) => string): TargetRow {
+  if (value === null) return notMeasured(metric, `≤ ${show(limit)}`, "—");
+  return {
+    metric,
+    target: `≤ ${show(limit)}`,
+    floor: "—",
+    measured: show(value),
+    ratio: `${(value / limit).toFixed(2)}× limit`,
+    met: value <= limit,
+  };
+}
+
+const MB = 1_000_000;
+
+export function targetRows(x: TargetInputs): TargetRow[] {
+  const createMetHttp = x.createMs <= 1.5 * x.httpFloorMs;
+  // The create floor is whichever of the two create targets the run reached: the HTTP floor when create is within
+  // 1.5× of it, else the new-object floor (issue 15).
+  const createFloorMs = createMetHttp ? x.httpFloorMs : x.newObjectFloorMs;
+  const createFloorName = createMetHttp ? "HTTP floor" : "new-object floor";
+  const perStep = (steps: number, value: number | null) =>
+    bounded(`per step, ${steps.toLocaleString("en")} steps vs 1`, value, 0.01, ms);
+  const rows: TargetRow[] = [
+    relative("create p50 (/mcp, defaults)", x.createMs, 1.5, "HTTP floor", x.httpFloorMs),
+    relative(
+      "create p50 (/mcp, defaults), vs the new-object floor",
+      x.createMs,
+      1.2,
+      "new object + row",
+      x.newObjectFloorMs,
+    ),
+    {
+      ...relative(
+        "one-step round trip p50, polling (/mcp)",
+        x.roundTripPollingMs,
+        1.3,
+        `${createFloorName} + HTTP floor`,
+        createFloorMs + x.httpFloorMs,
+      ),
+      target: "≤ 1.3× (create floor + HTTP floor)",
+    },
+    {
+      ...relative("inline result p50, bench_inline (/mcp)", x.inlineMs, 1.3, createFloorName, createFloorMs),
+      target: "≤ 1.3× create floor",
+    },
+    perStep(2000, x.perStepMs.at2000),
+    perStep(10_000, x.perStepMs.at10000),
+    relative("tasks/get p50 (/mcp, interleaved with its floor)", x.getMs, 1.1, "HTTP floor", x.getHttpFloorMs),
+    bounded("worst tasks/get wait during a 10,000-step run", x.worstGetWaitMs, 50, ms),
+    x.serverClockStepsPerSecond === null
+      ? notMeasured(SERVER_CLOCK_METRIC, "≥ 10,000 steps/s", "—")
+      : {
+          metric: SERVER_CLOCK_METRIC,
+          target: "≥ 10,000 steps/s",
+          floor: "—",
+          measured: `${x.serverClockStepsPerSecond.toFixed(0)} steps/s`,
+          ratio: `${(x.serverClockStepsPerSecond / 10_000).toFixed(2)}× bound`,
+          met: x.serverClockStepsPerSecond >= 10_000,
+        },
+    notMeasured(UPLOAD_METRIC, "≥ 0.9× raw put", "raw R2 put"),
+    notMeasured(DOWNLOAD_METRIC, "≥ 0.95× raw get", "raw R2 get"),
+    {
+      ...bounded(
+        // The runtime workerd's RSS after every object's eviction and a forced GC; the run's first round is a
+        // warm-up, so the issue's "first round to the second" are its rounds 2 and 3 (bench/memory.ts).
+        `workerd RSS growth (runtime, after GC), round 2 → 3 of ${x.memoryTasks.toLocaleString("en")} finished tasks (round 1: warm-up)`,
+        x.memoryGrowthBytes,
+        20 * MB,
+        (bytes) => `${(bytes / MB).toFixed(1)} MB`,
+      ),
+      floor: x.memoryNote,
+    },
+  ];
+  for (const given of x.extra ?? []) {
+    const at = rows.findIndex((row) => row.metric === given.metric);
+    if (at >= 0) rows[at] = given;
+    else rows.push(given);
+  }
+  return rows;
+}
+
+/** The table, with the previous run's measured figure per metric ("no previous run" on a fresh clone). */
+export function targetsTable(rows: TargetRow[], previous: TargetRow[] | null): string {
+  const before = new Map((previous ?? []).map((row) => [row.metric, row.measured]));
+  return table([
+    ["target (issue 15)", "measured", "floor", "target", "ratio", "met", "previous run"],
+    ...rows.map((row) => [
+      row.metric,
+      row.measured,
+      row.floor,
+      row.target,
+      row.ratio,
+      yes(row.met),
+      previous === null ? "no previous run" : (before.get(row.metric) ?? "—"),
+    ]),
+  ]);
+}
