@@ -68,4 +68,6 @@ const createServer = (env: Env) => {
 
 const mcp = durableMcp<Env>(createServer);
 export const TaskRunner = mcp.TaskRunner;
-export default { fetch: (request: Request, env: Env, ctx: ExecutionContext) => mcp.fetch(request, env, ctx) } satisfies ExportedHandler<Env>;
+export default {
+  fetch: (request: Request, env: Env, ctx: ExecutionContext) => mcp.fetch(request, env, ctx),
+} satisfies ExportedHandler<Env>;
