@@ -114,8 +114,8 @@ const targets = targetRows({
   memoryGrowthBytes: memory?.growthBytes ?? null,
   memoryTasks: memory?.rounds[0]!.tasks ?? 1000,
   memoryNote: memory
-    ? `runtime after round 1: ${mib(memory.rounds.find((r) => r.round === 1)!.settled.runtimeKiB)}, after a warm-up round; ` +
-      `proxy ${(memory.proxyGrowthBytes / 1e6).toFixed(1)} MB` +
+    ? `runtime after round 2: ${mib(memory.rounds.find((r) => r.round === 1)!.settled.runtimeKiB)}; ` +
+      `wrangler's proxy grew ${(memory.proxyGrowthBytes / 1e6).toFixed(1)} MB` +
       (memory.rounds.some((r) => r.residentLeft > 0) ? " (NOT all evicted)" : "")
     : "skipped (BENCH_MEMORY=0)",
   extra: measured.fileRows,
