@@ -6,20 +6,12 @@
 //   BENCH_FILE_MIB   size of each transfer (default 256 MiB: see docs/performance.md, "Files, round 2")
 import { createHash, randomFillSync } from "node:crypto";
 import { median, ratio, table } from "./stats.ts";
+import type { TargetRow } from "./targets.ts";
 
 const MIB = 1024 * 1024;
 /** The lab's tus-js-client chunk: one PATCH per 64 MiB, under the 100 MB request body limit of Free and Pro. */
 const CHUNK = 64 * MIB;
 const TUS = { "Tus-Resumable": "1.0.0" };
-
-export interface FileTargetRow {
-  metric: string;
-  target: string;
-  floor: string;
-  measured: string;
-  ratio: string;
-  met: boolean | null;
-}
 
 export interface FileRound {
   rawPutMs: number;
@@ -40,7 +32,7 @@ export interface FilesMeasurement {
   downloadRatio: number;
   /** ms per MiB on the server (wrangler dev's clock moves during CPU work), medians of 3 × 64 MiB. */
   hashMsPerMiB: { resumable: number; native: number };
-  rows: FileTargetRow[];
+  rows: TargetRow[];
 }
 
 const mbps = (bytes: number, ms: number) => bytes / 1e6 / (ms / 1000);
@@ -160,7 +152,7 @@ export async function measureFiles(origin: string, log: (message: string) => voi
   const spread = (pick: (r: FileRound) => number, floor: (r: FileRound) => number) =>
     rounds.map((r) => (floor(r) / pick(r)).toFixed(2)).join(", ");
   const mib = size / MIB;
-  const rows: FileTargetRow[] = [
+  const rows: TargetRow[] = [
     {
       metric: `upload: tus, ${mib} MiB in ${CHUNK / MIB} MiB PATCHes (rounds: ${spread(
         (r) => r.uploadMs,

@@ -260,7 +260,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       const lease = this.lease?.id === leaseId ? this.lease : null;
       try {
         return await this.serialized(async () => {
-          // Terminated or expired while the writer streamed: as unknown as any other gone file.
+          // Terminated or expired while the writer streamed: answered like any other file that is gone (unknown).
           const file = this.ready ? this.store.read() : null;
           if (!file) return null;
           // Someone else writes now, or the object lost the lease (it restarted): the client asks where it stands.
