@@ -8,38 +8,12 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { residentObjects, startWranglerDev, workerdRssKiB } from "@durable-mcp/test-harness";
+import { DevToolsSession, residentObjects, startWranglerDev, workerdRssKiB } from "@durable-mcp/test-harness";
 
 const exampleRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** The port every suite serves the lab on (one at a time); RELIABILITY_PORT overrides it. */
 export const LAB_PORT = Number(process.env.RELIABILITY_PORT ?? 8797);
-
-/** One Chrome DevTools Protocol call to the Worker's isolate through wrangler's inspector proxy. */
-async function inspect<T>(method: string): Promise<T> {
-  // The proxy only admits DevTools connections from a local Origin. (`headers` is undici's extension to WebSocket.)
-  const init = { headers: { origin: "http://localhost" } } as unknown as string[];
-  const socket = new WebSocket(`ws://127.0.0.1:${LAB_PORT + 1000}/ws`, init);
-  try {
-    return await new Promise<T>((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`inspector: no answer to ${method}`)), 10_000);
-      socket.addEventListener("error", () => {
-        clearTimeout(timer);
-        fail(new Error(`inspector: cannot connect to port ${LAB_PORT + 1000}`));
-      });
-      socket.addEventListener("open", () => socket.send(JSON.stringify({ id: 1, method })));
-      socket.addEventListener("message", (event) => {
-        const message = JSON.parse(String(event.data)) as { id?: number; result?: T; error?: unknown };
-        if (message.id !== 1) return;
-        clearTimeout(timer);
-        if (message.result) done(message.result);
-        else fail(new Error(`inspector: ${method} failed: ${JSON.stringify(message.error)}`));
-      });
-    });
-  } finally {
-    socket.close();
-  }
-}
 
 export interface LabServer {
   /** The MCP endpoint. */
@@ -100,8 +74,13 @@ export async function startLab(suite: string, counterUrl: string): Promise<LabSe
     start: () => server.start(),
     workerdRssKiB: () => (server.pgid === null ? 0 : workerdRssKiB(server.pgid)),
     residentTaskRunners: () => (server.pgid === null ? 0 : residentObjects(server.pgid, "TaskRunner")),
-    isolateHeap() {
-      return inspect<{ usedSize: number; totalSize: number }>("Runtime.getHeapUsage");
+    async isolateHeap() {
+      const session = await DevToolsSession.open(server.spec.inspectorPort);
+      try {
+        return await session.call<{ usedSize: number; totalSize: number }>("Runtime.getHeapUsage");
+      } finally {
+        session.close();
+      }
     },
     stop: () => server.dispose(),
     log: () => server.log(),
