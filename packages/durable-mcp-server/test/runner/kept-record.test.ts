@@ -51,11 +51,12 @@ async function wireGet(taskId: string, options: RpcOptions = {}): Promise<Detail
 async function expectCurrent(stub: Stub, taskId: string): Promise<DetailedTask> {
   const before = await fromSqlite(stub);
   const answer = await wireGet(taskId);
+  // Straight from the runner too (the SDK path's RPC reads the same kept row).
+  const direct = await stub.get({ taskId, principal: "alice" });
   const after = await fromSqlite(stub);
   expect(before ?? after).not.toBeNull();
   expect([before, after]).toContainEqual(answer);
-  // Straight from the runner too (the SDK path's RPC reads the same kept row).
-  expect([before, after]).toContainEqual(await stub.get({ taskId, principal: "alice" }));
+  expect([before, after]).toContainEqual(direct);
   return answer as DetailedTask;
 }
 
