@@ -14,6 +14,7 @@ import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { missingInputCapability } from "../wire/input-capabilities.js";
 import {
   FIRST_RUN_FALLBACK_MS,
+  MAX_KEPT_RESULT_CHARS,
   MAX_RUN_FAILURES,
   PREPARED_RUNNER_TTL_MS,
   SEAM_RUN_WAIT_MS,
@@ -236,7 +237,9 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       if (this.answered?.record === record) return this.answered.text;
       const text = toTaskText(this.detailed(record));
       // An input_required view also lists the pending questions, which the journal changes without the row: not kept.
-      this.answered = record.status === "input_required" ? undefined : { record, text };
+      // Nor is a large answer (its record is not kept either, so it would never be used again).
+      const keep = record.status !== "input_required" && text.body.length <= MAX_KEPT_RESULT_CHARS;
+      this.answered = keep ? { record, text } : undefined;
       return text;
     }
 

@@ -1,5 +1,6 @@
 import type { ClientCapabilities } from "@modelcontextprotocol/server";
 import type { JsonRpcErrorObject } from "../errors/jsonrpc.js";
+import { MAX_KEPT_RESULT_CHARS } from "../limits.js";
 import { newStepKeySalt } from "../steps/step-keys.js";
 import { questionCapabilities } from "../wire/input-capabilities.js";
 import type { TaskStatus } from "../wire/task-shapes.js";
@@ -92,7 +93,11 @@ export class TaskStore {
   read(): TaskRecord | null {
     if (this.cached !== undefined) return this.cached;
     const row = this.sql.exec<TaskRow>("SELECT * FROM task WHERE singleton = 1").toArray()[0];
-    return (this.cached = row ? Object.freeze(fromRow(row)) : null);
+    if (!row) return (this.cached = null);
+    const record = Object.freeze(fromRow(row));
+    // A large result or error is read afresh each time rather than held by every resident object (docs/limits.md).
+    if ((row.result?.length ?? 0) + (row.error?.length ?? 0) <= MAX_KEPT_RESULT_CHARS) this.cached = record;
+    return record;
   }
 
   /** Drops the kept row: the table was changed other than through this class. */

@@ -1,11 +1,12 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MAX_KEPT_RESULT_CHARS } from "../../src/limits.js";
 import { TaskStore } from "../../src/runner/task-store.js";
 import { toDetailedTask } from "../../src/runner/task-view.js";
 import { StepJournal } from "../../src/steps/journal.js";
 import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
 import type { DetailedTask } from "../../src/wire/task-shapes.js";
-import { fixtureEnv, startTask } from "../helpers.js";
+import { fixtureEnv, isFinal, startTask, waitForTask } from "../helpers.js";
 import { rpc, type RpcOptions } from "../jsonrpc.js";
 
 // The TaskRunner keeps its task's row in memory and its last tasks/get answer as text (docs/performance.md,
@@ -152,4 +153,25 @@ describe("the kept task record and tasks/get answer", () => {
     expect(await get()).toMatchObject({ status: "working", ttlMs: 60_000 });
     await started.stub.cancel(started.access);
   });
+
+  for (const [name, chars, kept] of [
+    ["a short result is kept", 1_000, true],
+    ["a long result is read afresh every time", MAX_KEPT_RESULT_CHARS, false],
+  ] as const) {
+    it(name, async () => {
+      const started = await startTask("long_result", { chars });
+      const done = await waitForTask(started, isFinal);
+      expect(done.status).toBe("completed");
+      for (let i = 0; i < 2; i++) {
+        const text = await started.stub.getText(started.access);
+        expect({ ...JSON.parse(text!.body), _meta: undefined }).toEqual({ ...done, _meta: undefined });
+      }
+      // What the instance holds after those reads: the row and the answer, or neither.
+      const held = await runInDurableObject(started.stub, (instance) => {
+        const runner = instance as unknown as { store: { cached: unknown }; answered: unknown };
+        return { row: runner.store.cached !== undefined, answer: runner.answered !== undefined };
+      });
+      expect(held).toEqual({ row: kept, answer: kept });
+    });
+  }
 });
