@@ -36,6 +36,13 @@ const variants: Variant[] = [
     body: true,
   },
   {
+    name: "+ an answer as long as a tasks/get's",
+    path: "/floor/http-post?answerBytes=",
+    method: "POST",
+    mcpHeaders: true,
+    body: true,
+  },
+  {
     name: "GET /floor/runner-get, another principal (no view built)",
     path: "/floor/runner-get?principal=nobody",
     method: "GET",
@@ -96,6 +103,16 @@ const rows = await withServer(port, async (server) => {
     });
     await probe.getTask(taskId);
   }
+  // How long a tasks/get's answer is, for the POST floor that answers as many bytes.
+  const answerBytes = Buffer.byteLength(
+    await (
+      await fetch(`${server.origin}/mcp-quiet`, {
+        method: "POST",
+        headers: captured["/mcp-quiet"]!.headers,
+        body: captured["/mcp-quiet"]!.body,
+      })
+    ).text(),
+  );
   const request = (variant: Variant) => {
     const sent = captured[variant.path === "/mcp" ? "/mcp" : "/mcp-quiet"]!;
     const headers: Record<string, string> = { "x-bench-timing": "1" };
@@ -110,12 +127,14 @@ const rows = await withServer(port, async (server) => {
       variant.path.startsWith("/floor/runner-get") && variant.path !== "/floor/runner-get-post"
         ? `taskId=${tasks["/mcp-quiet"]}`
         : "";
-    const url = `${server.origin}${variant.path}${query ? (variant.path.includes("?") ? "&" : "?") + query : ""}`;
+    const path = variant.path.endsWith("answerBytes=") ? `${variant.path}${answerBytes}` : variant.path;
+    const url = `${server.origin}${path}${query ? (path.includes("?") ? "&" : "?") + query : ""}`;
     const response = await fetch(url, init);
     const text = await response.text();
     const elapsed = now() - begin;
     const answers = !variant.path.startsWith("/floor/") || variant.path === "/floor/runner-get-post";
-    if (!response.ok || (answers ? !text.includes('"completed"') : text !== "ok")) {
+    const expected = path === variant.path ? text === "ok" : Buffer.byteLength(text) === answerBytes;
+    if (!response.ok || (answers ? !text.includes('"completed"') : !expected)) {
       throw new Error(`${variant.name}: HTTP ${response.status} ${text.slice(0, 200)}`);
     }
     const worker = /dur=([\d.]+)/.exec(response.headers.get("server-timing") ?? "")?.[1];

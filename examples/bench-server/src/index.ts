@@ -229,7 +229,12 @@ async function floor(request: Request, url: URL, env: Env): Promise<Response> {
       const body = (await request.json()) as { params?: { taskId?: unknown } } | null;
       if (typeof body?.params?.taskId !== "string") return new Response("no params.taskId", { status: 400 });
       await named("http").ping();
-      return new Response("ok");
+      // `?answerBytes=n`: answers n bytes of JSON instead (as long as a tasks/get's answer, `pnpm bench:get`).
+      const answerBytes = int(url, "answerBytes", 0, MAX_PAYLOAD);
+      if (answerBytes < 2) return new Response("ok");
+      return new Response(JSON.stringify("x".repeat(answerBytes - 2)), {
+        headers: { "content-type": "application/json" },
+      });
     }
     case "/floor/runner-get-post": {
       // The least a tasks/get can be (`pnpm bench:get`): the POST floor's body read and parsed, then the task's own
