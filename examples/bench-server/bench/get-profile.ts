@@ -3,10 +3,13 @@
 // the POST and its JSON body, reading and parsing the body, then the library's tasks/get — interleaved round by
 // round so that drift in the machine's load falls on all alike. Beside the client's p50, the Worker's own time per
 // request (a Server-Timing header the bench server adds when asked; workerd's clock moves in whole milliseconds
-// locally, so only its mean over many requests means something).
+// locally, so only its mean over many requests means something), and the CPU time the two workerd processes of
+// `wrangler dev` spent per request (utime + stime from /proc, read around each batch): on a shared machine that is
+// the figure the neighbours' load does not move, where wall-clock p50s do.
 //   BENCH_PORT (default 8795), BENCH_QUICK=1 (a fifth of the rounds), BENCH_LABEL (names the build in the history)
+import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { McpHttpClient } from "@durable-mcp/test-harness";
+import { groupMembers, McpHttpClient } from "@durable-mcp/test-harness";
 import { log, now, port, times } from "./common.ts";
 import { History, runHeader, type RunHeader } from "./history.ts";
 import { benchClient } from "./mcp.ts";
@@ -33,6 +36,13 @@ const variants: Variant[] = [
     body: true,
   },
   {
+    name: "+ an answer as long as a tasks/get's",
+    path: "/floor/http-post?answerBytes=",
+    method: "POST",
+    mcpHeaders: true,
+    body: true,
+  },
+  {
     name: "GET /floor/runner-get, another principal (no view built)",
     path: "/floor/runner-get?principal=nobody",
     method: "GET",
@@ -46,6 +56,13 @@ const variants: Variant[] = [
     mcpHeaders: false,
     body: false,
   },
+  {
+    name: "POST floor + the runner's answer, no checks (the least a tasks/get can be)",
+    path: "/floor/runner-get-post",
+    method: "POST",
+    mcpHeaders: true,
+    body: true,
+  },
   { name: "tasks/get on /mcp-quiet", path: "/mcp-quiet", method: "POST", mcpHeaders: true, body: true },
   { name: "tasks/get on /mcp (defaults)", path: "/mcp", method: "POST", mcpHeaders: true, body: true },
 ];
@@ -55,6 +72,19 @@ export interface ProfileRow {
   p50: number;
   mean: number;
   workerMeanMs: number;
+  /** CPU time of the workerd processes per request (µs), over all of the variant's batches. */
+  workerdCpuUs?: number;
+}
+
+/** CPU seconds of a process so far: utime + stime, fields 14 and 15 of /proc/<pid>/stat (10 ms ticks). */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0; // exited: the run will fail on its next request anyway
+  }
 }
 
 const loadBefore = loadavg();
@@ -73,6 +103,16 @@ const rows = await withServer(port, async (server) => {
     });
     await probe.getTask(taskId);
   }
+  // How long a tasks/get's answer is, for the POST floor that answers as many bytes.
+  const answerBytes = Buffer.byteLength(
+    await (
+      await fetch(`${server.origin}/mcp-quiet`, {
+        method: "POST",
+        headers: captured["/mcp-quiet"]!.headers,
+        body: captured["/mcp-quiet"]!.body,
+      })
+    ).text(),
+  );
   const request = (variant: Variant) => {
     const sent = captured[variant.path === "/mcp" ? "/mcp" : "/mcp-quiet"]!;
     const headers: Record<string, string> = { "x-bench-timing": "1" };
@@ -83,28 +123,39 @@ const rows = await withServer(port, async (server) => {
   const once = async (variant: Variant): Promise<[number, number]> => {
     const init = request(variant);
     const begin = now();
-    const query = variant.path.startsWith("/floor/runner-get") ? `taskId=${tasks["/mcp-quiet"]}` : "";
-    const url = `${server.origin}${variant.path}${query ? (variant.path.includes("?") ? "&" : "?") + query : ""}`;
+    const query =
+      variant.path.startsWith("/floor/runner-get") && variant.path !== "/floor/runner-get-post"
+        ? `taskId=${tasks["/mcp-quiet"]}`
+        : "";
+    const path = variant.path.endsWith("answerBytes=") ? `${variant.path}${answerBytes}` : variant.path;
+    const url = `${server.origin}${path}${query ? (path.includes("?") ? "&" : "?") + query : ""}`;
     const response = await fetch(url, init);
     const text = await response.text();
     const elapsed = now() - begin;
-    if (!response.ok || (variant.path.startsWith("/floor/") ? text !== "ok" : !text.includes('"completed"'))) {
+    const answers = !variant.path.startsWith("/floor/") || variant.path === "/floor/runner-get-post";
+    const expected = path === variant.path ? text === "ok" : Buffer.byteLength(text) === answerBytes;
+    if (!response.ok || (answers ? !text.includes('"completed"') : !expected)) {
       throw new Error(`${variant.name}: HTTP ${response.status} ${text.slice(0, 200)}`);
     }
     const worker = /dur=([\d.]+)/.exec(response.headers.get("server-timing") ?? "")?.[1];
     return [elapsed, Number(worker ?? NaN)];
   };
-  const samples = variants.map(() => ({ client: [] as number[], worker: [] as number[] }));
+  const workerd = groupMembers(server.pgid!).filter((member) => member.comm === "workerd");
+  if (workerd.length === 0) throw new Error("no workerd process in the wrangler dev group");
+  const workerdCpu = () => workerd.reduce((sum, member) => sum + cpuSeconds(member.pid), 0);
+  const samples = variants.map(() => ({ client: [] as number[], worker: [] as number[], cpu: 0 }));
   const rounds = times(20);
   const perRound = 40;
   for (let round = -2; round < rounds; round++) {
     for (const [i, variant] of variants.entries()) {
+      const cpuBefore = workerdCpu();
       for (let k = 0; k < perRound; k++) {
         const [elapsed, worker] = await once(variant);
         if (round < 0) continue; // warm-up
         samples[i]!.client.push(elapsed);
         samples[i]!.worker.push(worker);
       }
+      if (round >= 0) samples[i]!.cpu += workerdCpu() - cpuBefore;
     }
   }
   log(`${rounds} interleaved rounds of ${perRound} requests per variant`);
@@ -116,6 +167,7 @@ const rows = await withServer(port, async (server) => {
       p50: summary.p50,
       mean: summary.mean,
       workerMeanMs: worker.reduce((a, b) => a + b, 0) / worker.length,
+      workerdCpuUs: (samples[i]!.cpu * 1e6) / worker.length,
     };
   });
 });
@@ -132,13 +184,24 @@ console.log(
 );
 console.log(
   table([
-    ["request", "p50", "× HTTP floor", "mean", "Worker's own time (mean)", "previous run p50"],
+    [
+      "request",
+      "p50",
+      "× HTTP floor",
+      "mean",
+      "Worker's own time (mean)",
+      "workerd CPU",
+      "× floor's",
+      "previous run p50",
+    ],
     ...rows.map((row) => [
       row.name,
       ms(row.p50),
       `${(row.p50 / floor).toFixed(2)}×`,
       ms(row.mean),
       ms(row.workerMeanMs),
+      row.workerdCpuUs === undefined ? "—" : `${Math.round(row.workerdCpuUs)} µs`,
+      row.workerdCpuUs === undefined ? "—" : `${(row.workerdCpuUs / rows[0]!.workerdCpuUs!).toFixed(2)}×`,
       previous ? (before.has(row.name) ? ms(before.get(row.name)!.p50) : "—") : "no previous run",
     ]),
   ]),

@@ -229,7 +229,37 @@ async function floor(request: Request, url: URL, env: Env): Promise<Response> {
       const body = (await request.json()) as { params?: { taskId?: unknown } } | null;
       if (typeof body?.params?.taskId !== "string") return new Response("no params.taskId", { status: 400 });
       await named("http").ping();
-      return new Response("ok");
+      // `?answerBytes=n`: answers n bytes of JSON instead (as long as a tasks/get's answer, `pnpm bench:get`).
+      const answerBytes = int(url, "answerBytes", 0, MAX_PAYLOAD);
+      if (answerBytes < 2) return new Response("ok");
+      return new Response(JSON.stringify("x".repeat(answerBytes - 2)), {
+        headers: { "content-type": "application/json" },
+      });
+    }
+    case "/floor/runner-get-post": {
+      // The least a tasks/get can be (`pnpm bench:get`): the POST floor's body read and parsed, then the task's own
+      // TaskRunner asked for the answer text (`getText`, or `get` on a library without it) and that text answered.
+      // No checks at all; bench-only: it trusts the task id in the body.
+      if (request.method !== "POST") return new Response("POST only", { status: 405 });
+      const body = (await request.json()) as { params?: { taskId?: unknown } } | null;
+      const taskId = body?.params?.taskId;
+      if (typeof taskId !== "string") return new Response("no params.taskId", { status: 400 });
+      const namespace = url.searchParams.get("quiet") === "0" ? env.TASK_RUNNER : env.QUIET_TASK_RUNNER;
+      const runner = namespace.get(namespace.idFromName(taskId)) as unknown as {
+        getText?(access: { taskId: string; principal: string }): Promise<{ body: string } | null>;
+        get(access: { taskId: string; principal: string }): Promise<unknown>;
+      };
+      const access = { taskId, principal: "anonymous" };
+      let answer: string | undefined;
+      try {
+        answer = (await runner.getText!(access))?.body;
+      } catch {
+        answer = JSON.stringify(await runner.get(access));
+      }
+      return new Response(answer ?? "unknown task", {
+        status: answer ? 200 : 404,
+        headers: { "content-type": "application/json" },
+      });
     }
     case "/floor/runner-get": {
       // One RPC to a task's own TaskRunner, the `get` a tasks/get makes, with nothing of the library around it

@@ -55,6 +55,12 @@ export const RUN_YIELD_SHARED_MS = 2;
 export const RUN_YIELD_SHARED_HOLD_MS = 250;
 /** Step timeline entries a `tasks/get` returns under `STEPS_META` (the latest ones). */
 export const TIMELINE_LIMIT = 500;
+/**
+ * A TaskRunner keeps its task row and last `tasks/get` answer in memory unless the result and error together are
+ * longer than this (UTF-16 characters): a result may be up to the 2 MB a SQLite row holds, and objects share an
+ * isolate's memory. A longer one is read from SQLite on every get.
+ */
+export const MAX_KEPT_RESULT_CHARS = 64 * 1024;
 /** Attempts of one `do` step kept in its history (the newest; older ones are overwritten, the count stays exact). */
 export const MAX_STEP_ATTEMPTS_KEPT = 20;
 /** Runs in a row that fail outside the handler before the task ends `failed` (`runtime_error`). */

@@ -8,11 +8,11 @@ import {
 } from "@modelcontextprotocol/server";
 import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
 import type { CallerContext } from "../runner/caller-context.js";
-import { cancelTask, getTask, updateTask } from "../server/task-methods.js";
+import type { TaskText } from "../runner/task-view.js";
+import { cancelTask, getTask, getTaskText, updateTask } from "../server/task-methods.js";
 import { declaredWithin } from "../wire/json-body.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import { declaresTasks, PROTOCOL_VERSION, TaskMethods } from "../wire/protocol.js";
-import type { DetailedTask } from "../wire/task-shapes.js";
 
 const FAST_METHODS: ReadonlySet<string> = new Set([TaskMethods.get, TaskMethods.update, TaskMethods.cancel]);
 
@@ -26,7 +26,7 @@ type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 /** A `tasks/get` started from the request's headers alone, while its body is still being read. */
 export interface PrefetchedGet {
   taskId: string;
-  outcome: Promise<Outcome<DetailedTask>>;
+  outcome: Promise<Outcome<TaskText>>;
 }
 
 /**
@@ -48,21 +48,40 @@ export function prefetchTaskGet(
   if (headers.get("mcp-protocol-version") !== PROTOCOL_VERSION) return undefined;
   const taskId = headers.get("mcp-name")?.trim();
   if (!taskId) return undefined;
-  const outcome = getTask(caller, taskId).then(
-    (value): Outcome<DetailedTask> => ({ ok: true, value }),
-    (error: unknown): Outcome<DetailedTask> => ({ ok: false, error }),
+  const outcome = getTaskText(caller, taskId).then(
+    (value): Outcome<TaskText> => ({ ok: true, value }),
+    (error: unknown): Outcome<TaskText> => ({ ok: false, error }),
   );
   return { taskId, outcome };
 }
 
-/** The prefetched task if it answers this very get (same task, no step timeline asked), else a fresh get. */
-async function getAnswer(caller: CallerContext, params: TaskMethodRequest["params"], prefetched?: PrefetchedGet) {
-  if (prefetched?.taskId !== params.taskId || params._meta[STEPS_META] !== undefined) {
-    return getTask(caller, params.taskId, params._meta);
-  }
+/** The prefetched task if it answers this very get (same task; no step timeline asked), else a fresh get. */
+async function getText(caller: CallerContext, taskId: string, prefetched?: PrefetchedGet): Promise<TaskText> {
+  if (prefetched?.taskId !== taskId) return getTaskText(caller, taskId);
   const outcome = await prefetched.outcome;
   if (!outcome.ok) throw outcome.error;
   return outcome.value;
+}
+
+/** The server's `Implementation` as JSON text, once per object (`serverInfo()` hands out the same one). */
+const serverInfoTexts = new WeakMap<Implementation, string>();
+
+/**
+ * The answer to a tasks/get, joined from the runner's text: what `Response.json` of `{ jsonrpc, id, result: {
+ * ...task, resultType: "complete", _meta: { ...task._meta, [SERVER_INFO_META_KEY]: serverInfo } } }` sends, but
+ * without parsing the task back and encoding it again (key order aside, which JSON leaves free).
+ */
+function taskTextResponse(id: string | number, task: TaskText, serverInfo: Implementation): Response {
+  let info = serverInfoTexts.get(serverInfo);
+  if (info === undefined) serverInfoTexts.set(serverInfo, (info = JSON.stringify(serverInfo)));
+  const entry = `${JSON.stringify(SERVER_INFO_META_KEY)}:${info}`;
+  // `meta` is a non-empty object's text (task-view.ts) without the server's key: its entries, then ours.
+  const meta = task.meta === null ? `{${entry}}` : `${task.meta.slice(0, -1)},${entry}}`;
+  // `body` is an object's text with at least its taskId: its entries, then resultType and _meta.
+  const result = `${task.body.slice(0, -1)},"resultType":"complete","_meta":${meta}}`;
+  return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`, {
+    headers: { "content-type": "application/json" },
+  });
 }
 
 interface TaskMethodRequest {
@@ -88,8 +107,11 @@ export async function serveTaskMethod(
   if (!isWellFormed(request, body)) return null;
   const { id, method, params } = body;
   try {
+    if (method === TaskMethods.get && params._meta[STEPS_META] === undefined) {
+      return taskTextResponse(id, await getText(caller, params.taskId, prefetched), serverInfo());
+    }
     let result: Record<string, unknown> = {};
-    if (method === TaskMethods.get) result = { ...(await getAnswer(caller, params, prefetched)) };
+    if (method === TaskMethods.get) result = { ...(await getTask(caller, params.taskId, params._meta)) };
     else if (method === TaskMethods.update)
       await updateTask(caller, params.taskId, inputResponses(params.inputResponses));
     else await cancelTask(caller, params.taskId);

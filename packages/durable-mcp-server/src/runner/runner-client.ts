@@ -5,6 +5,7 @@ import { taskIndexOf, type IndexCursor, type IndexEntry } from "./task-index.js"
 import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
 import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "./task-runner.js";
 import type { NewTask } from "./task-store.js";
+import type { TaskText } from "./task-view.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
 export interface RetryPolicy {
@@ -73,6 +74,10 @@ export class RunnerClient {
 
   get(access: TaskAccess, options?: { steps?: boolean }): Promise<DetailedTask | null> {
     return this.call(access.taskId, (runner) => runner.get(access, options));
+  }
+
+  getText(access: TaskAccess): Promise<TaskText | null> {
+    return this.call(access.taskId, (runner) => runner.getText(access));
   }
 
   update(access: TaskAccess, responses: Record<string, unknown>): Promise<UpdateOutcome | null> {

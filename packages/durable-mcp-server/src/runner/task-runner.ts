@@ -14,6 +14,7 @@ import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { missingInputCapability } from "../wire/input-capabilities.js";
 import {
   FIRST_RUN_FALLBACK_MS,
+  MAX_KEPT_RESULT_CHARS,
   MAX_RUN_FAILURES,
   PREPARED_RUNNER_TTL_MS,
   SEAM_RUN_WAIT_MS,
@@ -23,7 +24,7 @@ import { checkInputAnswer } from "./elicit-answer.js";
 import { taskIndexOf } from "./task-index.js";
 import { EventInbox, sha256Hex, waitingMessage, type EventOutcome, type WebhookAnswer } from "./event-inbox.js";
 import { DEFAULT_WEBHOOK_SETTINGS, webhookSigner, type WebhookSettings } from "./webhook-urls.js";
-import { toDetailedTask, toTask } from "./task-view.js";
+import { toDetailedTask, toTask, toTaskText, type TaskText } from "./task-view.js";
 import { migrate, schemaVersion } from "./schema.js";
 import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
 import { taskDefinitionOf, type TaskRegistry } from "./task-definition.js";
@@ -93,6 +94,8 @@ export interface TaskRunnerRpc {
   create(task: NewTask): Promise<Task | null>;
   /** With `steps`, the task's `_meta` carries the step timeline (STEPS_META). */
   get(access: TaskAccess, options?: { steps?: boolean }): Promise<DetailedTask | null>;
+  /** `get` without the timeline, as JSON text (the `tasks/get` fast path passes it through unparsed). */
+  getText(access: TaskAccess): Promise<TaskText | null>;
   /**
    * Answers are keyed: a repeated answer finds its key no longer outstanding and is ignored. An answer to an
    * outstanding key that does not fit its question is reported in `invalid`, and then nothing is recorded.
@@ -155,6 +158,11 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     private cancelled = false;
     /** Consecutive runs of this instance that failed outside the handler. */
     private runFailures = 0;
+    /**
+     * The last `getText` answer and the record it was built from. The store hands out one record object until its
+     * next write, so the answer is current exactly while `record` is still what the store reads.
+     */
+    private answered: { record: TaskRecord; text: TaskText } | undefined;
 
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env);
@@ -168,6 +176,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     async prepare(): Promise<boolean> {
       if (!this.ready) {
         migrate(this.ctx.storage, 0);
+        this.store.forget();
         this.ready = true;
       }
       if (this.store.read()) return false;
@@ -182,6 +191,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     async create(task: NewTask): Promise<Task | null> {
       if (!this.ready) {
         migrate(this.ctx.storage, 0);
+        this.store.forget();
         this.ready = true;
       }
       const existing = this.store.read();
@@ -219,6 +229,18 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const task = this.detailed(record);
       if (query.steps) task._meta = { ...task._meta, [STEPS_META]: this.journal.timeline(TIMELINE_LIMIT) };
       return task;
+    }
+
+    async getText(access: TaskAccess): Promise<TaskText | null> {
+      const record = this.owned(access);
+      if (!record) return null;
+      if (this.answered?.record === record) return this.answered.text;
+      const text = toTaskText(this.detailed(record));
+      // An input_required view also lists the pending questions, which the journal changes without the row: not kept.
+      // Nor is a large answer (its record is not kept either, so it would never be used again).
+      const keep = record.status !== "input_required" && text.body.length <= MAX_KEPT_RESULT_CHARS;
+      this.answered = keep ? { record, text } : undefined;
+      return text;
     }
 
     /** Records answers for outstanding input keys; others are ignored. Null when the task is unknown. */
@@ -401,6 +423,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       // A step outcome may be injected before the task exists: its journal is then waiting for it.
       if (!this.ready && op?.op === "inject") {
         migrate(this.ctx.storage, 0);
+        this.store.forget();
         this.ready = true;
       }
       const record = this.ready ? this.store.read() : null;
@@ -675,6 +698,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         if (!this.ready || this.store.read()) return;
         await this.ctx.storage.deleteAlarm();
         await this.ctx.storage.deleteAll();
+        this.store.forget();
         this.ready = false;
       });
     }
@@ -687,6 +711,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       if (index && record) await taskIndexOf(index as DurableObjectNamespace, record.principal).remove(record.taskId);
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
+      this.store.forget();
       this.ready = false;
     }
   };

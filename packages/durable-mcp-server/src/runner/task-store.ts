@@ -1,5 +1,6 @@
 import type { ClientCapabilities } from "@modelcontextprotocol/server";
 import type { JsonRpcErrorObject } from "../errors/jsonrpc.js";
+import { MAX_KEPT_RESULT_CHARS } from "../limits.js";
 import { newStepKeySalt } from "../steps/step-keys.js";
 import { questionCapabilities } from "../wire/input-capabilities.js";
 import type { TaskStatus } from "../wire/task-shapes.js";
@@ -73,16 +74,39 @@ interface TaskRow extends Record<string, SqlStorageValue> {
 
 const LIVE = "status IN ('working', 'input_required')";
 
-/** Reads and writes the single task row. Every change to a final task is a no-op: the first ending wins. */
+/**
+ * Reads and writes the single task row. Every change to a final task is a no-op: the first ending wins.
+ *
+ * The row is read from SQLite once and then kept (a `tasks/get` is the hot path, and its SELECT cost as much as the
+ * RPC around it, docs/performance.md). Every write to the row goes through this class and drops the copy, so the
+ * next read is SQLite's again; whoever changes the table another way (a migration, `deleteAll`) calls `forget()`.
+ * An eviction or a failed commit (which resets the object) takes the copy with the instance. The record handed
+ * out is frozen: it is shared by every reader until the next write, and its identity changes with every write
+ * (what the runner's serialised answer is keyed by).
+ */
 export class TaskStore {
   constructor(private readonly sql: SqlStorage) {}
 
+  /** The row as last read; undefined: not read since the last write. */
+  private cached: TaskRecord | null | undefined;
+
   read(): TaskRecord | null {
+    if (this.cached !== undefined) return this.cached;
     const row = this.sql.exec<TaskRow>("SELECT * FROM task WHERE singleton = 1").toArray()[0];
-    return row ? fromRow(row) : null;
+    if (!row) return (this.cached = null);
+    const record = Object.freeze(fromRow(row));
+    // A large result or error is read afresh each time rather than held by every resident object (docs/limits.md).
+    if ((row.result?.length ?? 0) + (row.error?.length ?? 0) <= MAX_KEPT_RESULT_CHARS) this.cached = record;
+    return record;
+  }
+
+  /** Drops the kept row: the table was changed other than through this class. */
+  forget(): void {
+    this.cached = undefined;
   }
 
   insert(task: NewTask, now: number): void {
+    this.cached = undefined;
     this.sql.exec(
       `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms,
          poll_interval_ms, origin, step_key_salt, client_capabilities)
@@ -106,6 +130,7 @@ export class TaskStore {
   end(ending: Ending, now: number, purgeAt: number | null): boolean {
     const result = ending.status === "completed" ? JSON.stringify(ending.result) : null;
     const error = ending.status === "failed" ? JSON.stringify(ending.error) : null;
+    this.cached = undefined;
     const cursor = this.sql.exec(
       `UPDATE task SET status = ?, result = ?, error = ?, updated_at = ?, purge_at = ? WHERE singleton = 1 AND ${LIVE}`,
       ending.status,
@@ -119,6 +144,7 @@ export class TaskStore {
 
   /** Moves a live task between working and input_required; returns whether anything changed. */
   setLiveStatus(status: "working" | "input_required", now: number): boolean {
+    this.cached = undefined;
     const cursor = this.sql.exec(
       `UPDATE task SET status = ?, updated_at = ? WHERE singleton = 1 AND ${LIVE} AND status <> ?`,
       status,
@@ -130,6 +156,7 @@ export class TaskStore {
 
   /** Sets the status message of a live task; returns whether anything changed. */
   setMessage(message: string, progress: number | null, now: number): boolean {
+    this.cached = undefined;
     const cursor = this.sql.exec(
       `UPDATE task SET status_message = ?, progress = ?, updated_at = ?
        WHERE singleton = 1 AND ${LIVE} AND (status_message IS NOT ? OR progress IS NOT ?)`,
@@ -143,6 +170,7 @@ export class TaskStore {
   }
 
   setPurgeAt(purgeAt: number): void {
+    this.cached = undefined;
     this.sql.exec("UPDATE task SET purge_at = ? WHERE singleton = 1", purgeAt);
   }
 }

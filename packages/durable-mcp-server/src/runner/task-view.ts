@@ -39,3 +39,19 @@ export function toDetailedTask(record: TaskRecord, pendingInputs: readonly StepR
   }
   return task;
 }
+
+/**
+ * A task as JSON text, for the `tasks/get` fast path to pass through without parsing: `body` is the task without
+ * its `_meta`, `meta` that `_meta` (or null). Split so that the router can add the server's own `_meta` entries
+ * to the answer's `_meta` by joining text, not by parsing the task back.
+ */
+export interface TaskText {
+  body: string;
+  meta: string | null;
+}
+
+export function toTaskText(task: DetailedTask): TaskText {
+  const { _meta, ...rest } = task;
+  const meta = _meta && Object.keys(_meta).length > 0 ? JSON.stringify(_meta) : null;
+  return { body: JSON.stringify(rest), meta };
+}

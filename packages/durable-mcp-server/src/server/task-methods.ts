@@ -5,6 +5,7 @@ import type { CallerContext } from "../runner/caller-context.js";
 import { MAX_STEP_RESULT_BYTES } from "../limits.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
+import type { TaskText } from "../runner/task-view.js";
 
 /**
  * `tasks/get` (with the step timeline when the request's `_meta` asks for it: STEPS_META), `tasks/update` and
@@ -19,6 +20,13 @@ export async function getTask(
 ): Promise<DetailedTask> {
   const steps = requestMeta?.[STEPS_META] === true;
   const task = await caller.runners.get(access(caller, taskId), steps ? { steps } : undefined);
+  if (!task) throw unknownTask();
+  return task;
+}
+
+/** `getTask` without the step timeline, as the runner's JSON text (the router's fast path). */
+export async function getTaskText(caller: CallerContext, taskId: string): Promise<TaskText> {
+  const task = await caller.runners.getText(access(caller, taskId));
   if (!task) throw unknownTask();
   return task;
 }
