@@ -76,14 +76,14 @@ export const PREPARED_RUNNER_MAX_AGE_MS = 60_000;
  */
 export const PREPARED_RUNNER_POOL_SIZE = 2;
 /**
- * The most prepared TaskRunners a Worker isolate keeps ready per endpoint: the pool follows the creates of the last
- * PREPARED_RUNNER_DEMAND_WINDOW_MS up to this. Bounds what an idle isolate leaves behind: at most this many unclaimed
- * runners (each a schema-only database and one alarm) per endpoint, each deleting itself PREPARED_RUNNER_TTL_MS after
- * it was prepared; none is prepared while no create comes.
+ * The most prepared TaskRunners a Worker isolate keeps ready per endpoint: the pool grows by one for each create that
+ * found it empty within the last PREPARED_RUNNER_DEMAND_WINDOW_MS, up to this. Bounds what an idle isolate leaves
+ * behind: at most this many unclaimed runners (each a schema-only database and one alarm) per endpoint, each deleting
+ * itself PREPARED_RUNNER_TTL_MS after it was prepared; none is prepared while no create comes.
  */
 export const PREPARED_RUNNER_POOL_MAX = 32;
-/** The pool's size is the number of creates this isolate served within this window (between the two bounds). */
-export const PREPARED_RUNNER_DEMAND_WINDOW_MS = 1_000;
+/** How long a create that found the pool empty keeps it one larger (as long as a pooled id stays usable). */
+export const PREPARED_RUNNER_DEMAND_WINDOW_MS = 60_000;
 /**
  * A refill starts this long after the create that asked for it, one at a time per isolate, so that creating the new
  * objects never shares the reply's way out (docs/performance.md, "Create path, round 3").

@@ -24,13 +24,14 @@ export interface RunnerPoolOptions {
  * still reaches its task's own object by `idFromName(taskId)`. An id is handed out once, oldest first, and only
  * while well inside its runner's deadline; an id never handed out is deleted by its runner's alarm.
  *
- * The pool's size follows demand: as many runners as creates asked for within the last
- * PREPARED_RUNNER_DEMAND_WINDOW_MS, between `min` and `max`, so that a burst of creates teaches it to hold a burst.
+ * The pool's size follows demand: `min`, plus one for every create that found it empty within the last
+ * PREPARED_RUNNER_DEMAND_WINDOW_MS, up to `max`. A burst of creates teaches it to hold a burst; a client that creates
+ * one task at a time, which the refills keep up with, leaves it at `min`.
  */
 export class RunnerPool {
   readonly #ready: { taskId: string; preparedAt: number }[] = [];
-  /** When each create of the demand window asked for a runner (taken or not), oldest first. */
-  readonly #asked: number[] = [];
+  /** When each create of the demand window found no runner ready, oldest first. */
+  readonly #misses: number[] = [];
   #preparing = 0;
   #refillScheduled = false;
   readonly #min: number;
@@ -45,10 +46,10 @@ export class RunnerPool {
 
   /** A prepared task id, removed from the pool; undefined when none is young enough (then create as before). */
   take(now: number = Date.now()): string | undefined {
-    this.#asked.push(now);
     for (let next = this.#ready.shift(); next; next = this.#ready.shift()) {
       if (now - next.preparedAt < PREPARED_RUNNER_MAX_AGE_MS) return next.taskId;
     }
+    this.#misses.push(now);
     return undefined;
   }
 
@@ -57,10 +58,10 @@ export class RunnerPool {
     return this.#ready.length;
   }
 
-  /** How many runners the pool holds ready now: the creates of the demand window, between min and max. */
+  /** How many runners the pool holds ready now: `min` plus the misses of the demand window, at most `max`. */
   target(now: number = Date.now()): number {
-    while (this.#asked.length > 0 && now - this.#asked[0]! >= PREPARED_RUNNER_DEMAND_WINDOW_MS) this.#asked.shift();
-    return Math.min(this.#max, Math.max(this.#min, this.#asked.length));
+    while (this.#misses.length > 0 && now - this.#misses[0]! >= PREPARED_RUNNER_DEMAND_WINDOW_MS) this.#misses.shift();
+    return Math.min(this.#max, this.#min + this.#misses.length);
   }
 
   /**

@@ -37,7 +37,7 @@ describe("RunnerPool: a pool that follows demand", () => {
     expect(await isPrepared(first!)).toMatchObject({ tables: 1, alarm: expect.any(Number) });
   });
 
-  it("grows to the creates of the last window after a burst, so the next burst finds its runners ready", async () => {
+  it("grows by the creates that found it empty, so the next burst finds its runners ready", async () => {
     const pool = new RunnerPool();
     await pool.refill(namespace());
     // A burst of 20 creates: 2 find prepared runners, 18 find the pool empty.
@@ -60,12 +60,23 @@ describe("RunnerPool: a pool that follows demand", () => {
     expect(PREPARED_RUNNER_POOL_MAX).toBeGreaterThanOrEqual(20);
   });
 
-  it("shrinks back to the minimum once the window holds no creates", () => {
+  it("shrinks back to the minimum once the window holds no miss", () => {
     const pool = new RunnerPool();
     const start = Date.now();
     createMany(pool, 12, start);
-    expect(pool.target(start)).toBe(12);
+    expect(pool.target(start)).toBe(PREPARED_RUNNER_POOL_SIZE + 12);
     expect(pool.target(start + PREPARED_RUNNER_DEMAND_WINDOW_MS)).toBe(PREPARED_RUNNER_POOL_SIZE);
+  });
+
+  it("stays at its minimum for a client that creates one task at a time, which the refills keep up with", async () => {
+    const pool = new RunnerPool();
+    await pool.refill(namespace());
+    for (let i = 0; i < 6; i++) {
+      expect(pool.take()).toBeDefined();
+      await pool.refill(namespace());
+    }
+    expect(pool.target()).toBe(PREPARED_RUNNER_POOL_SIZE);
+    expect(pool.available).toBe(PREPARED_RUNNER_POOL_SIZE);
   });
 
   it("refills after its delay, never at once, and one refill at a time", async () => {
