@@ -76,8 +76,25 @@ export const PREPARED_RUNNER_TTL_MS = 5 * 60_000;
  * itself (an older one is dropped; creating on a runner that did delete itself would still be safe, only slower).
  */
 export const PREPARED_RUNNER_MAX_AGE_MS = 60_000;
-/** Prepared TaskRunners a Worker isolate keeps ready per endpoint (a burst beyond it creates on new objects). */
+/**
+ * Prepared TaskRunners a Worker isolate keeps ready per endpoint when creates are rare (a burst beyond it creates on
+ * new objects, and teaches the pool to grow: PREPARED_RUNNER_POOL_MAX).
+ */
 export const PREPARED_RUNNER_POOL_SIZE = 2;
+/**
+ * The most prepared TaskRunners a Worker isolate keeps ready per endpoint: the pool grows by one for each create that
+ * found it empty within the last PREPARED_RUNNER_DEMAND_WINDOW_MS, up to this. Bounds what an idle isolate leaves
+ * behind: at most this many unclaimed runners (each a schema-only database and one alarm) per endpoint, each deleting
+ * itself PREPARED_RUNNER_TTL_MS after it was prepared; none is prepared while no create comes.
+ */
+export const PREPARED_RUNNER_POOL_MAX = 32;
+/** How long a create that found the pool empty keeps it one larger (as long as a pooled id stays usable). */
+export const PREPARED_RUNNER_DEMAND_WINDOW_MS = 60_000;
+/**
+ * A refill starts this long after the create that asked for it, one at a time per isolate, so that creating the new
+ * objects never shares the reply's way out (docs/performance.md, "Create path, round 3").
+ */
+export const PREPARED_RUNNER_REFILL_DELAY_MS = 50;
 /**
  * A task's first run is started by its TaskRunner right after the create has committed; the alarm is armed this far
  * ahead as the durable fallback (an instance that dies before starting the run leaves it to the alarm).

@@ -40,9 +40,12 @@ export class RunnerClient {
     return pooled ?? newTaskId();
   }
 
-  /** Tops up the pool this client takes from (after the reply; see `refillWanted`). */
+  /**
+   * Tops up the pool this client takes from, a moment after the reply (see `refillWanted` and
+   * RunnerPool.scheduleRefill); resolved at once when another request's refill is already on its way.
+   */
   refill(): Promise<void> {
-    return this.pool ? this.pool.refill(this.namespace) : Promise.resolve();
+    return this.pool?.scheduleRefill(this.namespace) ?? Promise.resolve();
   }
 
   /** Whether tasks are indexed per principal (what the 2025-11-25 `tasks/list` reads). */

@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/ids.js";
+import { PREPARED_RUNNER_REFILL_DELAY_MS } from "../../src/limits.js";
 import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
 import { fixtureEnv } from "../helpers.js";
 import { callTaskUntil, final, rpc } from "../jsonrpc.js";
@@ -21,8 +22,9 @@ const args = { to: "a@example.com", pages: 1 };
 describe("creates on pre-created TaskRunners, over the wire", () => {
   it("gives the next create a runner prepared after the previous reply, one object per task", async () => {
     const first = await callTaskUntil("send_report", args, final);
-    // The refill runs after the first reply (ctx.waitUntil); give it a moment, then create again.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The refill starts PREPARED_RUNNER_REFILL_DELAY_MS after the first reply (ctx.waitUntil); give it that and its
+    // prepare, then create again.
+    await new Promise((resolve) => setTimeout(resolve, PREPARED_RUNNER_REFILL_DELAY_MS + 250));
     const second = await callTaskUntil("send_report", args, final);
     expect(second.task.status).toBe("completed");
     expect(second.created.taskId).not.toBe(first.created.taskId);
