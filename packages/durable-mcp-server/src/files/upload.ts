@@ -161,11 +161,12 @@ async function stream(
   let touched = Date.now();
   let lost = false;
   /**
-   * The part on its way to R2 and then to the FileRunner's record. One at a time: the next part fills from the
-   * body while it uploads (bytes keep flowing; the profile in docs/performance.md shows the upload of a part done
-   * before the next one is full), and commits stay in part order. So a writer holds at most two parts.
+   * The last part on its way to R2 and then to the FileRunner's record: each part's commit waits for the one before
+   * it, so commits stay in part order and awaiting this awaits them all.
    */
   let inflight: Promise<void> = Promise.resolve();
+  /** The parts uploading now (their commits, oldest first): at most PARTS_IN_FLIGHT, and one more filling. */
+  const uploading: Promise<void>[] = [];
 
   const commit = async (parts: R2UploadedPart[], pending: Uint8Array[], to: number, state: Uint8Array | null) => {
     const ok = await coordinator.commitWrite(lease.id, { from: kept, offset: to, parts, pending, hashState: state });
@@ -173,25 +174,32 @@ async function stream(
     kept = to;
     touched = Date.now();
   };
-  /** Sends the full part (hashed as it filled) on its way once the one before it is done, and starts the next. */
+  /** Sends the full part (hashed as it filled) on its way once a slot is free, and starts the next. */
   const sendPart = async (): Promise<void> => {
     if (!upload) throw new Error(`upload ${file.handle} has no multipart upload for part ${partNumber}`);
     const bytes = part;
     const number = partNumber++;
     const to = partStart + bytes.byteLength;
     const state = hash?.save() ?? null;
-    await inflight;
+    while (uploading.length >= PARTS_IN_FLIGHT) await uploading.shift();
     partStart = to;
     part = new Uint8Array(Math.max(0, Math.min(partSize, file.size - partStart)));
     filled = 0;
     keptInPart = 0;
     if (lost) return;
-    inflight = upload.uploadPart(number, bytes).then(async (uploaded) => {
-      if (checksum) newParts.push(uploaded);
-      else await commit([uploaded], [], to, state);
-    });
-    // Awaited before the next part or at the end; until then a failure must not count as unhandled.
+    const uploaded = upload.uploadPart(number, bytes);
+    const before = inflight;
+    inflight = (async () => {
+      const done = await uploaded;
+      await before;
+      if (lost) return;
+      if (checksum) newParts.push(done);
+      else await commit([done], [], to, state);
+    })();
+    // Awaited when a slot is needed or at the end; until then a failure must not count as unhandled.
     inflight.catch(() => {});
+    uploaded.catch(() => {});
+    uploading.push(inflight);
   };
 
   const reader = bodyReader(body);
@@ -262,6 +270,13 @@ async function stream(
   await commit(newParts, rows, position, hash?.save() ?? null);
   return lost ? "lost" : ending;
 }
+
+/**
+ * Parts a writer uploads to R2 at once while the next one fills: a writer holds at most PARTS_IN_FLIGHT + 1 parts
+ * and its read buffer (16 MiB with 5 MiB parts; docs/limits.md). One was enough to keep R2 busy, but the body then
+ * stalled whenever a part filled before the one before it was stored (docs/performance.md, "Files, round 3").
+ */
+const PARTS_IN_FLIGHT = 2;
 
 /** The most one read of a body takes at once. */
 const READ_BYTES = MIB;

@@ -115,4 +115,46 @@ describe("reading a PATCH body", () => {
     expect(last?.kind).toBe("written");
     expect(last?.file.sha256).toBe(sha256);
   });
+
+  it("uploads two parts to R2 at once while the next one fills, never more, and commits them in order", async () => {
+    const bytes = randomBytes(21 * MIB + 5);
+    const sha256 = await sha256Hex(bytes);
+    const { handle, runner, access } = await newUpload(bytes.byteLength, sha256);
+    // The real bucket, watched: each part's upload starts 100 ms late (a slow R2), and the most uploads under way
+    // at once is recorded.
+    let active = 0;
+    let most = 0;
+    const order: number[] = [];
+    const real = fixtureEnv.FILES;
+    const watched = Object.create(real, {
+      resumeMultipartUpload: {
+        value: (key: string, uploadId: string) => {
+          const upload = real.resumeMultipartUpload(key, uploadId);
+          return Object.create(upload, {
+            uploadPart: {
+              value: async (number: number, value: Uint8Array) => {
+                active++;
+                most = Math.max(most, active);
+                order.push(number);
+                try {
+                  await new Promise((resolve) => setTimeout(resolve, 100));
+                  return await upload.uploadPart(number, value);
+                } finally {
+                  active--;
+                }
+              },
+            },
+          });
+        },
+      },
+    }) as R2Bucket;
+    const source = byteSource(bytes, MIB);
+    const outcome = await receiveChunk(runner, watched, objectKey(handle), access, 0, source.stream, null, null);
+    expect(outcome?.kind).toBe("written");
+    expect(outcome?.file.sha256).toBe(sha256);
+    expect(order).toEqual([1, 2, 3, 4, 5]);
+    expect(most).toBe(2);
+    const stored = await real.get(objectKey(handle));
+    expect(await sha256Hex(new Uint8Array(await stored!.arrayBuffer()))).toBe(sha256);
+  });
 });
