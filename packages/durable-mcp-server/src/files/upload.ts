@@ -86,7 +86,8 @@ const RENEW_MS = 10_000;
  * from here straight to R2, the FileRunner only orders and records). Every full part is hashed and uploaded, then
  * committed with the offset after it and the hash state there. Without a per-chunk checksum, whatever is left when
  * the body ends — normally or broken off — is committed as pending rows, so a dropped connection loses nothing that
- * arrived (only a crash loses the part being filled, at most one part). With a checksum, nothing is committed until
+ * arrived (only a crash loses what is not committed yet: the part filling and the parts still uploading, at most
+ * PARTS_IN_FLIGHT + 1; the client sends them again from HEAD's offset). With a checksum, nothing is committed until
  * the whole chunk arrived and matched it. A body that runs past the declared length is refused whole, whenever the
  * excess shows up: the FileRunner takes back what this body committed.
  */
