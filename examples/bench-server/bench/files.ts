@@ -18,6 +18,8 @@ export interface FileRound {
   uploadMs: number;
   rawGetMs: number;
   downloadMs: number;
+  /** CPU seconds the server's processes spent on each transfer, when `measureFiles` was given a way to read it. */
+  cpu?: { rawPut: number; upload: number; rawGet: number; download: number };
 }
 
 export interface FilesMeasurement {
@@ -103,25 +105,38 @@ async function hashCost(origin: string) {
   };
 }
 
-export async function measureFiles(origin: string, log: (message: string) => void): Promise<FilesMeasurement> {
+/**
+ * `cpuSeconds`, when given, reads the server's CPU time so far (e.g. its workerd processes' from /proc): each round
+ * then also records the CPU each transfer cost, a figure that moves far less with the machine's load than MB/s.
+ */
+export async function measureFiles(
+  origin: string,
+  log: (message: string) => void,
+  cpuSeconds?: () => number,
+): Promise<FilesMeasurement> {
   const size = Number(process.env.BENCH_FILE_MIB ?? 256) * MIB;
   const bytes = new Uint8Array(size);
   for (let at = 0; at < size; at += 64 * 1024) randomFillSync(bytes, at, Math.min(64 * 1024, size - at));
   const sha256 = createHash("sha256").update(bytes).digest("hex");
   const rounds: FileRound[] = [];
   for (let round = 0; round < 3; round++) {
-    const put = await rawPut(origin, bytes);
-    const upload = await tusUpload(origin, bytes, sha256);
+    const cpuOf = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
+      const before = cpuSeconds?.() ?? 0;
+      const value = await fn();
+      return [value, (cpuSeconds?.() ?? 0) - before];
+    };
+    const [put, putCpu] = await cpuOf(() => rawPut(origin, bytes));
+    const [upload, uploadCpu] = await cpuOf(() => tusUpload(origin, bytes, sha256));
     // No authenticate on the bench: every caller is the owner, as a signed URL's bearer would be.
     const handleUrl = upload.url.split("?")[0]!;
     // The download's floor: one raw get() of the very object the download serves.
     const objectKey = `files/${new URL(handleUrl).pathname.split("/").at(-1)}`;
     // In turn first and second: whichever read follows the upload directly pays for its aftermath.
     const reads = [
-      () => download(`${origin}/floor/r2-get?key=${encodeURIComponent(objectKey)}`, size),
-      () => download(handleUrl, size),
+      () => cpuOf(() => download(`${origin}/floor/r2-get?key=${encodeURIComponent(objectKey)}`, size)),
+      () => cpuOf(() => download(handleUrl, size)),
     ];
-    const [rawGet, got] =
+    const [[rawGet, rawGetCpu], [got, gotCpu]] =
       round % 2 === 0
         ? [await reads[0]!(), await reads[1]!()]
         : await (async () => {
@@ -129,10 +144,19 @@ export async function measureFiles(origin: string, log: (message: string) => voi
             return [await reads[0]!(), second];
           })();
     if (rawGet.sha256 !== sha256 || got.sha256 !== sha256) throw new Error("files bench: a download's sha256 differs");
-    rounds.push({ rawPutMs: put.ms, uploadMs: upload.ms, rawGetMs: rawGet.ms, downloadMs: got.ms });
+    rounds.push({
+      rawPutMs: put.ms,
+      uploadMs: upload.ms,
+      rawGetMs: rawGet.ms,
+      downloadMs: got.ms,
+      ...(cpuSeconds ? { cpu: { rawPut: putCpu, upload: uploadCpu, rawGet: rawGetCpu, download: gotCpu } } : {}),
+    });
+    const cpuNote = cpuSeconds
+      ? ` (server CPU s: put ${putCpu.toFixed(2)}, upload ${uploadCpu.toFixed(2)}, get ${rawGetCpu.toFixed(2)}, download ${gotCpu.toFixed(2)})`
+      : "";
     log(
       `files round ${round + 1}: raw put ${mbps(size, put.ms).toFixed(1)} MB/s, upload ${mbps(size, upload.ms).toFixed(1)} MB/s, ` +
-        `raw get ${mbps(size, rawGet.ms).toFixed(1)} MB/s, download ${mbps(size, got.ms).toFixed(1)} MB/s`,
+        `raw get ${mbps(size, rawGet.ms).toFixed(1)} MB/s, download ${mbps(size, got.ms).toFixed(1)} MB/s${cpuNote}`,
     );
     // The local bucket keeps every object on disk until the run ends: free them as we go.
     await expectStatus(

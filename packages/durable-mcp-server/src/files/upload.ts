@@ -86,7 +86,8 @@ const RENEW_MS = 10_000;
  * from here straight to R2, the FileRunner only orders and records). Every full part is hashed and uploaded, then
  * committed with the offset after it and the hash state there. Without a per-chunk checksum, whatever is left when
  * the body ends — normally or broken off — is committed as pending rows, so a dropped connection loses nothing that
- * arrived (only a crash loses the part being filled, at most one part). With a checksum, nothing is committed until
+ * arrived (only a crash loses what is not committed yet: the part filling and the parts still uploading, at most
+ * PARTS_IN_FLIGHT + 1; the client sends them again from HEAD's offset). With a checksum, nothing is committed until
  * the whole chunk arrived and matched it. A body that runs past the declared length is refused whole, whenever the
  * excess shows up: the FileRunner takes back what this body committed.
  */
@@ -132,25 +133,41 @@ async function stream(
   const chunkDigest = checksum ? new crypto.DigestStream(checksum.algorithm) : null;
   const chunkWriter = chunkDigest?.getWriter();
   let partNumber = lease.partCount + 1;
-  /** Bytes of the part being filled that were committed before this body (sent up with it). */
-  let head = lease.pending;
-  let buffered = file.offset - (partNumber - 1) * partSize;
+  /** Where the part being filled starts in the file. */
+  let partStart = (partNumber - 1) * partSize;
+  /** A part that ends at or past the file's end is the last: it waits for the body's end (see below). */
+  const isLast = (start: number) => start + partSize >= file.size;
+  /**
+   * The part being filled, allocated at its full length and filled in place: each byte is copied once, from the
+   * read into here, and the part goes to R2 as it is. It starts with the bytes committed before this body (pending
+   * rows: already counted in the offset and hashed).
+   */
+  let part = new Uint8Array(Math.min(partSize, file.size - partStart));
+  let filled = 0;
+  for (const row of lease.pending) {
+    part.set(row, filled);
+    filled += row.byteLength;
+  }
+  if (partStart + filled !== file.offset) {
+    throw new Error(`upload ${file.handle}: its pending bytes do not reach its offset ${file.offset}`);
+  }
+  /** Bytes at the start of `part` already kept as pending rows: only those after them are committed again. */
+  let keptInPart = filled;
   let position = file.offset;
-  /** Where the bytes cut into parts so far end (committed or on their way). */
-  let cut = file.offset;
   /** Where the committed offset stands. */
   let kept = file.offset;
-  const carry = new ByteQueue();
   const newParts: R2UploadedPart[] = [];
   const upload = file.uploadId ? bucket.resumeMultipartUpload(key, file.uploadId) : null;
   let ending: "done" | "interrupted" | "too_long" = "done";
   let touched = Date.now();
   let lost = false;
   /**
-   * The part on its way to R2 and then to the FileRunner's record. One at a time: the next part fills from the
-   * body while it uploads (bytes keep flowing), and commits stay in part order.
+   * The last part on its way to R2 and then to the FileRunner's record: each part's commit waits for the one before
+   * it, so commits stay in part order and awaiting this awaits them all.
    */
   let inflight: Promise<void> = Promise.resolve();
+  /** The parts uploading now (their commits, oldest first): at most PARTS_IN_FLIGHT, and one more filling. */
+  const uploading: Promise<void>[] = [];
 
   const commit = async (parts: R2UploadedPart[], pending: Uint8Array[], to: number, state: Uint8Array | null) => {
     const ok = await coordinator.commitWrite(lease.id, { from: kept, offset: to, parts, pending, hashState: state });
@@ -158,61 +175,69 @@ async function stream(
     kept = to;
     touched = Date.now();
   };
-  /**
-   * Hashes `head` and `take` new bytes as one part (while the part before it may still be uploading), and sends it
-   * on its way once that one is done.
-   */
-  const sendPart = async (take: number): Promise<void> => {
+  /** Sends the full part (hashed as it filled) on its way once a slot is free, and starts the next. */
+  const sendPart = async (): Promise<void> => {
     if (!upload) throw new Error(`upload ${file.handle} has no multipart upload for part ${partNumber}`);
-    const fresh = carry.take(take);
-    hash?.update(fresh);
-    const bytes = concat([...head, fresh]);
-    head = [];
-    buffered = 0;
+    const bytes = part;
     const number = partNumber++;
-    cut += take;
-    const to = cut;
+    const to = partStart + bytes.byteLength;
     const state = hash?.save() ?? null;
-    await inflight;
+    while (uploading.length >= PARTS_IN_FLIGHT) await uploading.shift();
+    partStart = to;
+    part = new Uint8Array(Math.max(0, Math.min(partSize, file.size - partStart)));
+    filled = 0;
+    keptInPart = 0;
     if (lost) return;
-    inflight = upload.uploadPart(number, bytes).then(async (part) => {
-      if (checksum) newParts.push(part);
-      else await commit([part], [], to, state);
-    });
-    // Awaited before the next part or at the end; until then a failure must not count as unhandled.
+    const uploaded = upload.uploadPart(number, bytes);
+    const before = inflight;
+    inflight = (async () => {
+      const done = await uploaded;
+      await before;
+      if (lost) return;
+      if (checksum) newParts.push(done);
+      else await commit([done], [], to, state);
+    })();
+    // Awaited when a slot is needed or at the end; until then a failure must not count as unhandled.
     inflight.catch(() => {});
+    uploaded.catch(() => {});
+    uploading.push(inflight);
   };
 
-  const reader = body.getReader();
+  const reader = bodyReader(body);
   for (;;) {
-    let next: ReadableStreamReadResult<Uint8Array>;
+    let chunk: Uint8Array | null;
     try {
-      next = await reader.read();
+      chunk = await reader.read();
     } catch {
       ending = "interrupted";
       break;
     }
-    if (next.done) break;
+    if (!chunk) break;
     // A chunk that does not fit is refused whole, as it is when its Content-Length says so up front.
-    if (position + next.value.byteLength > file.size) {
+    if (position + chunk.byteLength > file.size) {
       ending = "too_long";
-      await reader.cancel().catch(() => {});
+      await reader.cancel();
       break;
     }
-    await chunkWriter?.write(next.value);
-    carry.push(next.value);
-    position += next.value.byteLength;
-    // The part holding the file's last byte waits for the body's end: only then is it known that no byte past the
-    // length follows, and the offset never reaches the length from a body that is still going.
-    while (buffered + carry.length >= partSize && partNumber * partSize < file.size) {
-      await sendPart(partSize - buffered);
+    // The reader reuses its buffer: the chunk digest gets its own copy (only with a tus Upload-Checksum).
+    await chunkWriter?.write(chunk.slice());
+    for (let at = 0; at < chunk.byteLength;) {
+      const piece = chunk.subarray(at, at + Math.min(part.byteLength - filled, chunk.byteLength - at));
+      hash?.update(piece);
+      part.set(piece, filled);
+      filled += piece.byteLength;
+      position += piece.byteLength;
+      at += piece.byteLength;
+      // The part holding the file's last byte waits for the body's end: only then is it known that no byte past
+      // the length follows, and the offset never reaches the length from a body that is still going.
+      if (filled === part.byteLength && !isLast(partStart)) await sendPart();
     }
     if (!lost && Date.now() - touched > RENEW_MS) {
       touched = Date.now();
       if (!(await coordinator.renewWrite(lease.id))) lost = true;
     }
     if (lost) {
-      await reader.cancel().catch(() => {});
+      await reader.cancel();
       break;
     }
   }
@@ -232,17 +257,76 @@ async function stream(
     if (!equalBytes(sent, checksum.digest)) return "checksum_mismatch";
   }
   // The body ended with the file's last byte: the last part goes up from here too, not through the FileRunner.
-  if (ending === "done" && position === file.size && upload && buffered + carry.length > 0) {
-    await sendPart(carry.length);
+  if (ending === "done" && position === file.size && upload && filled > 0) {
+    await sendPart();
     await inflight;
     if (checksum && !lost) await commit(newParts, [], position, hash?.save() ?? null);
     return lost ? "lost" : "done";
   }
-  if (carry.length === 0 && newParts.length === 0) return ending;
-  const rows = carry.drain(PENDING_ROW_BYTES);
-  for (const row of rows) hash?.update(row);
+  const fresh = part.subarray(keptInPart, filled);
+  if (fresh.byteLength === 0 && newParts.length === 0) return ending;
+  const rows: Uint8Array[] = [];
+  for (let at = 0; at < fresh.byteLength; at += PENDING_ROW_BYTES)
+    rows.push(fresh.subarray(at, at + PENDING_ROW_BYTES));
   await commit(newParts, rows, position, hash?.save() ?? null);
   return lost ? "lost" : ending;
+}
+
+/**
+ * Parts a writer uploads to R2 at once while the next one fills: a writer holds at most PARTS_IN_FLIGHT + 1 parts
+ * and its read buffer (16 MiB with 5 MiB parts; docs/limits.md). One was enough to keep R2 busy, but the body then
+ * stalled whenever a part filled before the one before it was stored (docs/performance.md, "Files, round 3").
+ */
+const PARTS_IN_FLIGHT = 2;
+
+/** The most one read of a body takes at once. */
+const READ_BYTES = MIB;
+
+/** A body's reader that hands out chunks valid until the next read; null at the end. */
+interface BodyReader {
+  read(): Promise<Uint8Array | null>;
+  /** Stops the body; a failure to cancel changes nothing for the writer, which has stopped reading. */
+  cancel(): Promise<void>;
+}
+
+/**
+ * Reads with a BYOB reader into one buffer of READ_BYTES where the stream allows it (a request body in workerd
+ * does): a read returns whatever has arrived, up to the buffer, where the default reader hands out 4 KiB chunks
+ * (16,384 reads and promise turns per 64 MiB PATCH; see docs/performance.md, "Files, round 3"). A bytes-less stream
+ * made in JavaScript has only the default reader. Never a read that waits for a minimum (`readAtLeast`): when the
+ * body breaks off, everything read so far must already be in the caller's hands.
+ */
+function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
+  let byob: ReadableStreamBYOBReader | null = null;
+  try {
+    byob = body.getReader({ mode: "byob" });
+  } catch {
+    byob = null;
+  }
+  if (byob) {
+    const reader = byob;
+    let buffer = new ArrayBuffer(READ_BYTES);
+    return {
+      async read() {
+        const next = await reader.read(new Uint8Array(buffer, 0, READ_BYTES));
+        // The read transferred the buffer into the result: it is the result's from now on.
+        if (next.value) buffer = next.value.buffer as ArrayBuffer;
+        return next.done ? null : next.value;
+      },
+      cancel: () => reader.cancel().catch(() => {}),
+    };
+  }
+  const reader = body.getReader();
+  return {
+    async read() {
+      for (;;) {
+        const next = await reader.read();
+        if (next.done) return null;
+        if (next.value.byteLength > 0) return next.value;
+      }
+    },
+    cancel: () => reader.cancel().catch(() => {}),
+  };
 }
 
 /**
@@ -313,42 +397,4 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   let diff = 0;
   for (let i = 0; i < a.byteLength; i++) diff |= a[i]! ^ b[i]!;
   return diff === 0;
-}
-
-/** A FIFO of byte chunks that hands out exact-length slices without copying more than it must. */
-class ByteQueue {
-  #chunks: Uint8Array[] = [];
-  length = 0;
-
-  push(chunk: Uint8Array): void {
-    if (chunk.byteLength === 0) return;
-    this.#chunks.push(chunk);
-    this.length += chunk.byteLength;
-  }
-
-  /** Everything queued, as slices of at most `size` bytes. */
-  drain(size: number): Uint8Array[] {
-    const out: Uint8Array[] = [];
-    while (this.length > 0) out.push(this.take(Math.min(size, this.length)));
-    return out;
-  }
-
-  take(count: number): Uint8Array {
-    const taken: Uint8Array[] = [];
-    let need = count;
-    while (need > 0) {
-      const head = this.#chunks[0]!;
-      if (head.byteLength <= need) {
-        taken.push(head);
-        this.#chunks.shift();
-        need -= head.byteLength;
-      } else {
-        taken.push(head.subarray(0, need));
-        this.#chunks[0] = head.subarray(need);
-        need = 0;
-      }
-    }
-    this.length -= count;
-    return concat(taken);
-  }
 }
