@@ -17,6 +17,8 @@ const warm = Number(process.env.GET_WAIT_WARM ?? 1500);
 const parallel = Number(process.env.GET_WAIT_WARM_PARALLEL ?? 4);
 const runs = Number(process.env.GET_WAIT_RUNS ?? 5);
 const profile = process.env.GET_WAIT_PROFILE === "1";
+/** Seconds to wait between the warm-up and the measurement (e.g. until workerd has evicted the warm-up's objects). */
+const pauseS = Number(process.env.GET_WAIT_PAUSE_S ?? 0);
 
 interface ProfileNode {
   id: number;
@@ -38,13 +40,28 @@ await withServer(port, async (server) => {
     }),
   );
   console.log(`[get-wait] ${warm} one-step tasks first: ${((performance.now() - begin) / 1000).toFixed(1)} s`);
+  if (pauseS > 0) await new Promise((resolve) => setTimeout(resolve, pauseS * 1000));
   const session = profile ? await DevToolsSession.open(server.spec.inspectorPort) : null;
+  let profileStartedAt = 0;
   if (session) {
     await session.call("Profiler.enable");
     await session.call("Profiler.setSamplingInterval", { interval: 100 });
     await session.call("Profiler.start");
+    profileStartedAt = performance.now();
   }
-  const result = await measureGetDuringRun(clients[1]!, 10_000, runs);
+  // Each tasks/get's send and answer, to line the slowest up with the profile.
+  const gets: Array<{ begin: number; end: number }> = [];
+  const quiet = clients[1]!;
+  const getTask = quiet.getTask.bind(quiet);
+  quiet.getTask = async (...args: Parameters<typeof getTask>) => {
+    const begin = performance.now();
+    try {
+      return await getTask(...args);
+    } finally {
+      gets.push({ begin, end: performance.now() });
+    }
+  };
+  const result = await measureGetDuringRun(quiet, 10_000, runs);
   console.log(
     `[get-wait] load ${loadBefore.map((l) => l.toFixed(2)).join(" ")} → ${loadavg()
       .map((l) => l.toFixed(2))
@@ -57,20 +74,33 @@ await withServer(port, async (server) => {
     }>("Profiler.stop");
     session.close();
     const byId = new Map(cpu.nodes.map((node) => [node.id, node]));
-    // Consecutive samples in one function: how long the isolate stayed there.
-    const stretches: Array<{ what: string; ms: number }> = [];
+    // Consecutive samples in one function: how long the isolate stayed there, and from when (ms since the start).
+    const stretches: Array<{ what: string; ms: number; at: number }> = [];
     let current = "";
     let length = 0;
+    let at = 0;
+    let clock = 0;
     for (let i = 0; i < cpu.samples.length; i++) {
       const frame = byId.get(cpu.samples[i]!)!.callFrame;
       const what = `${frame.functionName || "(anonymous)"} ${frame.url.split("/").pop() ?? ""}:${frame.lineNumber + 1}`;
       const delta = (cpu.timeDeltas[i + 1] ?? 0) / 1000;
+      clock += (cpu.timeDeltas[i] ?? 0) / 1000;
       if (what === current) length += delta;
       else {
-        if (current) stretches.push({ what: current, ms: length });
+        if (current) stretches.push({ what: current, ms: length, at });
         current = what;
         length = delta;
+        at = clock;
       }
+    }
+    // The slowest gets, and what the isolate did meanwhile (non-idle stretches over 2 ms that overlap them).
+    for (const get of gets.toSorted((a, b) => b.end - b.begin - (a.end - a.begin)).slice(0, 4)) {
+      const from = get.begin - profileStartedAt;
+      const to = get.end - profileStartedAt;
+      const during = stretches
+        .filter((s) => s.at < to && s.at + s.ms > from && s.ms >= 2 && !s.what.startsWith("(idle)"))
+        .map((s) => `${s.what} ${ms(s.ms)} @${(s.at - from).toFixed(0)}`);
+      console.log(`[get-wait] a get of ${ms(get.end - get.begin)} at ${from.toFixed(0)} ms: ${during.join("; ")}`);
     }
     const gc = stretches.filter((s) => s.what.startsWith("(garbage collector)"));
     console.log(

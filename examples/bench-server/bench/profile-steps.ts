@@ -16,6 +16,8 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
+  /** Samples by source line (1-based) of this node's function. */
+  positionTicks?: Array<{ line: number; ticks: number }>;
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -66,7 +68,26 @@ await withServer(port, async (server) => {
         `workerd CPU ${cpuMs.toFixed(0)} ms (${((cpuMs * 1000) / (tasks * steps)).toFixed(1)} µs/step, both processes), ` +
         `${total} samples, ${total - idle} not idle`,
     );
-    for (const [key, count] of [...self.entries()].toSorted((a, b) => b[1] - a[1]).slice(0, 40)) {
+    // The hottest lines of the hottest functions (PROFILE_LINES=n functions), from the nodes' positionTicks.
+    const lines = new Map<string, Map<number, number>>();
+    for (const node of profile.nodes) {
+      const frame = node.callFrame;
+      const key = `${frame.functionName || "(anonymous)"} ${frame.url.split("/").pop() ?? ""}:${frame.lineNumber + 1}`;
+      const byLine = lines.get(key) ?? new Map<number, number>();
+      for (const { line, ticks } of node.positionTicks ?? []) byLine.set(line, (byLine.get(line) ?? 0) + ticks);
+      lines.set(key, byLine);
+    }
+    const hottest = [...self.entries()].toSorted((a, b) => b[1] - a[1]);
+    for (const [key] of hottest.slice(0, Number(process.env.PROFILE_LINES ?? 0))) {
+      const byLine = [...(lines.get(key) ?? new Map<number, number>()).entries()].toSorted((a, b) => b[1] - a[1]);
+      console.log(
+        `${key}: ${byLine
+          .slice(0, 8)
+          .map(([line, ticks]) => `line ${line} ×${ticks}`)
+          .join(", ")}`,
+      );
+    }
+    for (const [key, count] of hottest.slice(0, 40)) {
       console.log(
         `${((count / (total - idle)) * 100).toFixed(1).padStart(5)} %  ${count.toString().padStart(6)}  ${key}`,
       );

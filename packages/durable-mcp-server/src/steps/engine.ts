@@ -182,6 +182,8 @@ class LiveAttempt implements StepAttempt {
   #key: string | null;
   #controller: AbortController | undefined = undefined;
   #reject: ((reason: unknown) => void) | undefined = undefined;
+  #resolve: ((value: unknown) => void) | undefined = undefined;
+  #body: StepBody | undefined = undefined;
 
   constructor(
     engine: StepEngine,
@@ -221,8 +223,30 @@ class LiveAttempt implements StepAttempt {
     return this.#controller.signal;
   }
 
-  static settleWith(live: LiveAttempt, reject: (reason: unknown) => void): void {
+  static settleWith(
+    live: LiveAttempt,
+    body: StepBody,
+    resolve: (value: unknown) => void,
+    reject: (reason: unknown) => void,
+  ): void {
+    live.#body = body;
+    live.#resolve = resolve;
     live.#reject = reject;
+  }
+
+  /**
+   * Runs the body (a promise reaction, so never inside the step's own synchronous turn) and settles the attempt with
+   * it: a promise it returns is followed directly rather than adopted by a derived promise, two microtask hops fewer
+   * per step. A body that throws, or is not a function, rejects the attempt (retried like any failure).
+   */
+  static run(live: LiveAttempt): void {
+    try {
+      const value = (live.#body as StepBody)(live);
+      if (value instanceof Promise) value.then(live.#resolve, live.#reject);
+      else live.#resolve!(value);
+    } catch (error) {
+      live.#reject!(error);
+    }
   }
 
   static deadline(live: LiveAttempt): number {
@@ -265,8 +289,6 @@ interface Entry {
   label: string;
   record: StepRecord | undefined;
 }
-
-const RESOLVED = Promise.resolve();
 
 const INPUT_METHODS = new Set(["elicitation/create", "sampling/createMessage", "roots/list"]);
 
@@ -659,12 +681,9 @@ class StepEngine {
     this.live.add(live);
     this.armSweep(LiveAttempt.deadline(live));
     return new Promise<unknown>((resolve, reject) => {
-      LiveAttempt.settleWith(live, reject);
-      // fn as the reaction itself (called with the attempt): no closure per attempt. Not a function: called
-      // anyway, so that it fails as the TypeError it is (and is retried like any failure, as before).
-      const body =
-        typeof fn === "function" ? Promise.resolve(live).then(fn) : RESOLVED.then(() => (fn as StepBody)(live));
-      body.then(resolve, reject);
+      LiveAttempt.settleWith(live, fn, resolve, reject);
+      // LiveAttempt.run as the reaction itself (called with the attempt): no closure per attempt.
+      void Promise.resolve(live).then(LiveAttempt.run);
     });
   }
 

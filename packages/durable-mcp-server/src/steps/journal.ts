@@ -205,22 +205,23 @@ const IDLE_HOPS = 32;
 const RESOLVED = Promise.resolve();
 
 /**
- * Held rows, written as one statement: a JSON array of [name, occurrence, state, result, started, updated, pack],
- * `pack` the done steps packed into the row (PackedStep[]) or null. A `do` step's key is derived, not stored
- * (DERIVED_KEY); attempt 1 is timed in its row (attempt_started_at).
+ * Held rows, written as one statement: a JSON array of [name, occurrence, state, result, started, updated]. A
+ * `do` step's key is derived, not stored (DERIVED_KEY); attempt 1 is timed in its row (attempt_started_at).
  */
-const INSERT_HELD = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, pack, updated_at, started_at,
+const INSERT_HELD = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, updated_at, started_at,
   idempotency_key, attempt_started_at)
-  SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, value ->> 6, value ->> 5, value ->> 4,
-    '${DERIVED_KEY}', value ->> 4 FROM json_each(?)`;
+  SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, value ->> 5, value ->> 4, '${DERIVED_KEY}',
+    value ->> 4 FROM json_each(?)`;
 /**
  * The same when every held row started and last changed at one time (?2), as a batch of steps that return at once
- * does where the clock only moves at I/O: [name, occurrence, state, result, pack].
+ * does where the clock only moves at I/O: [name, occurrence, state, result], a third fewer extractions per row.
  */
-const INSERT_HELD_AT = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, pack, updated_at, started_at,
+const INSERT_HELD_AT = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, updated_at, started_at,
   idempotency_key, attempt_started_at)
-  SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, value ->> 4, ?2, ?2, '${DERIVED_KEY}', ?2
-    FROM json_each(?1)`;
+  SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, ?2, ?2, '${DERIVED_KEY}', ?2 FROM json_each(?1)`;
+/** A held step that returned, with the steps packed into its row (PackedStep[] as JSON text). */
+const INSERT_PACKED = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, pack, started_at, updated_at,
+  idempotency_key, attempt_started_at) VALUES (?1, ?2, 'do', 'done', 1, ?3, ?4, ?5, ?6, '${DERIVED_KEY}', ?5)`;
 
 /**
  * The SQLite step ledger of one task. `load()` reads the whole journal in one query per run, so resuming a
@@ -325,41 +326,63 @@ export class StepJournal {
     const held = this.held;
     this.held = [];
     this.heldChars = 0;
-    const at = held[0]!.startedAt;
-    let oneTime = true;
+    // The rows to write, in order: each held attempt that is not packed into the one before it, with its pack.
+    const rows: Array<{ head: FirstAttempt; pack: PackedStep[] | null }> = [];
+    let last: { head: FirstAttempt; pack: PackedStep[] | null } | undefined;
     for (const attempt of held) {
       attempt.written = true;
-      if (attempt.startedAt !== at || attempt.updatedAt !== at) oneTime = false;
-    }
-    const rows: unknown[][] = [];
-    /** The row the next done step packs into: the last row, while it is done. */
-    let head: FirstAttempt | undefined;
-    let pack: PackedStep[] | null = null;
-    for (const attempt of held) {
-      const { record, state, result, startedAt, updatedAt } = attempt;
-      if (state === "done" && head) {
+      if (attempt.state === "done" && last?.head.state === "done") {
+        const { record, result, startedAt, updatedAt } = attempt;
         const packed: PackedStep = [record.name, record.occurrence, result];
-        if (startedAt !== head.startedAt || updatedAt !== head.updatedAt) packed.push(startedAt, updatedAt);
-        (pack ??= []).push(packed);
-        continue;
+        if (startedAt !== last.head.startedAt || updatedAt !== last.head.updatedAt) packed.push(startedAt, updatedAt);
+        (last.pack ??= []).push(packed);
+      } else rows.push((last = { head: attempt, pack: null }));
+    }
+    try {
+      // Rows without a pack go out together through json_each; a row with one is bound on its own, its pack as one
+      // text value (inside the batch's JSON SQLite would parse it and write it out again).
+      let from = 0;
+      for (let i = 0; i < rows.length; i++) {
+        const { head, pack } = rows[i]!;
+        if (pack === null) continue;
+        if (i > from) this.insertHeld(rows, from, i);
+        from = i + 1;
+        this.sql.exec(
+          INSERT_PACKED,
+          head.record.name,
+          head.record.occurrence,
+          head.result,
+          JSON.stringify(pack),
+          head.startedAt,
+          head.updatedAt,
+        );
       }
-      if (rows.length > 0) rows[rows.length - 1]!.push(pack);
-      pack = null;
-      head = state === "done" ? attempt : undefined;
-      rows.push(
+      if (rows.length > from) this.insertHeld(rows, from, rows.length);
+    } catch (error) {
+      this.failure = { error };
+      throw error;
+    }
+  }
+
+  /** Writes rows[from, to) (none with a pack) in one statement. */
+  private insertHeld(rows: Array<{ head: FirstAttempt }>, from: number, to: number): void {
+    const at = rows[from]!.head.startedAt;
+    let oneTime = true;
+    for (let i = from; i < to; i++) {
+      const { startedAt, updatedAt } = rows[i]!.head;
+      if (startedAt !== at || updatedAt !== at) oneTime = false;
+    }
+    const values: unknown[] = [];
+    for (let i = from; i < to; i++) {
+      const { record, state, result, startedAt, updatedAt } = rows[i]!.head;
+      values.push(
         oneTime
           ? [record.name, record.occurrence, state, result]
           : [record.name, record.occurrence, state, result, startedAt, updatedAt],
       );
     }
-    rows[rows.length - 1]!.push(pack);
-    try {
-      if (oneTime) this.sql.exec(INSERT_HELD_AT, JSON.stringify(rows), at);
-      else this.sql.exec(INSERT_HELD, JSON.stringify(rows));
-    } catch (error) {
-      this.failure = { error };
-      throw error;
-    }
+    if (oneTime) this.sql.exec(INSERT_HELD_AT, JSON.stringify(values), at);
+    else this.sql.exec(INSERT_HELD, JSON.stringify(values));
   }
 
   /**
