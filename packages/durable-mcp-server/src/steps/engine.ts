@@ -403,7 +403,7 @@ class StepEngine {
    * (its journal record, undefined when new), or "halt" when the run must not go on (cancelled, diverged), or
    * "handoff" before a new step once the alarm's wall-clock budget is spent.
    */
-  private enter(name: string, kind: StepKind): Entry | "halt" | "handoff" {
+  private enter(name: string, kind: StepKind, now?: number): Entry | "halt" | "handoff" {
     if (this.settled) return "halt";
     if (this.host.isCancelled()) {
       this.finish({ kind: "cancelled" });
@@ -416,7 +416,7 @@ class StepEngine {
     const key = keyOf(name, occurrence);
     // A new task's journal is empty, and a new step's record is not kept (doStep): nothing to look up.
     const record = this.records.size === 0 ? undefined : this.records.get(key);
-    if (!record && this.progressed && this.host.now() >= this.host.handoffAt) {
+    if (!record && this.progressed && (now ?? this.host.now()) >= this.host.handoffAt) {
       this.wakeNow = true;
       return "handoff";
     }
@@ -512,13 +512,22 @@ class StepEngine {
 
   private async doStep(name: string, config: StepConfig | undefined, fn: StepBody): Promise<unknown> {
     const policy = resolveStepConfig(config);
-    const entry = this.enter(name, "do");
+    // One clock read for the step's start (the handoff check, the yield check, startedAt), read again only after an
+    // await below: the host's clock is a call into the runtime.
+    let at = this.host.now();
+    const entry = this.enter(name, "do", at);
     if (entry === "halt") return this.halt();
     if (entry === "handoff") return this.park();
     const { occurrence, record } = entry;
     const label = entry.label;
-    if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
-    if (!record && this.yieldDue() && !(await this.yieldToEventLoop())) return this.halt();
+    if (!record && this.unvisited.size > 0) {
+      if (!(await this.atFrontier("step", label))) return this.halt();
+      at = this.host.now();
+    }
+    if (!record && this.yieldDue(at)) {
+      if (!(await this.yieldToEventLoop())) return this.halt();
+      at = this.host.now();
+    }
     if (record) {
       if (record.state === "done") return this.readResult(record.result);
       if (record.state === "failed") throw stepFailure(record);
@@ -549,7 +558,7 @@ class StepEngine {
       this.write(failed);
       throw stepFailure(failed);
     }
-    const startedAt = this.host.now();
+    const startedAt = at;
     // A new step's first attempt is held by the journal and written with its result, or before anything could
     // observe it (StepJournal.beginFirstAttempt); a retry or resumed attempt is written at once. A new step's
     // record is not kept in `records`: a key is claimed once per run, so nothing would look it up.
@@ -612,8 +621,7 @@ class StepEngine {
   }
 
   /** Whether the run has gone RUN_YIELD_STEPS new steps or its chunk's time without yielding (counts this step). */
-  private yieldDue(): boolean {
-    const now = this.host.now();
+  private yieldDue(now: number): boolean {
     const chunkMs = now < this.sharedUntil ? RUN_YIELD_SHARED_MS : RUN_YIELD_MS;
     return ++this.stepsSinceYield >= RUN_YIELD_STEPS || now - this.lastYieldAt >= chunkMs;
   }
