@@ -28,7 +28,7 @@ interface ProfileNode {
 const loadBefore = loadavg();
 await withServer(port, async (server) => {
   const clients = [benchClient(`${server.origin}/mcp`), benchClient(`${server.origin}/mcp-quiet`)];
-  const begin = performance.now();
+  const warmStart = performance.now();
   let next = 0;
   await Promise.all(
     Array.from({ length: parallel }, async () => {
@@ -39,7 +39,7 @@ await withServer(port, async (server) => {
       }
     }),
   );
-  console.log(`[get-wait] ${warm} one-step tasks first: ${((performance.now() - begin) / 1000).toFixed(1)} s`);
+  console.log(`[get-wait] ${warm} one-step tasks first: ${((performance.now() - warmStart) / 1000).toFixed(1)} s`);
   if (pauseS > 0) await new Promise((resolve) => setTimeout(resolve, pauseS * 1000));
   const session = profile ? await DevToolsSession.open(server.spec.inspectorPort) : null;
   let profileStartedAt = 0;
