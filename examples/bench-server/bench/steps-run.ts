@@ -3,12 +3,13 @@
 // rows next to the previous run's and appends this run to results/bench-steps-history.jsonl (bench/history.ts).
 //   BENCH_PORT (default 8795), BENCH_QUICK=1 (a fifth of the pairs), BENCH_LABEL (names the build in the history)
 import { loadavg } from "node:os";
+import { groupMembers } from "@durable-mcp/test-harness";
 import { port, scale } from "./common.ts";
 import { History, runHeader, type RunHeader } from "./history.ts";
 import { benchClient } from "./mcp.ts";
 import { withServer } from "./server.ts";
 import { summarize } from "./stats.ts";
-import { measureStepRows, stepRowsTable, type StepRowsWithFloors } from "./steps.ts";
+import { cpuMsOf, measureStepRows, stepRowsTable, type StepRowsWithFloors } from "./steps.ts";
 
 async function httpP50(origin: string, path: string, n: number): Promise<number> {
   const samples: number[] = [];
@@ -26,7 +27,10 @@ const measured = await withServer(port, async (server) => {
   await httpP50(server.origin, "/floor/http", 50);
   const httpFloorMs = await httpP50(server.origin, "/floor/http", Math.round(400 * scale));
   const newObjectFloorMs = await httpP50(server.origin, "/floor/http-write", Math.round(150 * scale));
-  const rows = await measureStepRows(benchClient(`${server.origin}/mcp-quiet`), scale);
+  // wrangler dev runs two workerd processes (its proxy and the runtime): their CPU time, load-stable, beside wall time.
+  const workerd = groupMembers(server.pgid!).filter((member) => member.comm === "workerd");
+  const cpuMs = workerd.length > 0 ? cpuMsOf(workerd.map((member) => member.pid)) : undefined;
+  const rows = await measureStepRows(benchClient(`${server.origin}/mcp-quiet`), scale, cpuMs);
   return { httpFloorMs, newObjectFloorMs, ...rows };
 });
 

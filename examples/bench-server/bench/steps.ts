@@ -1,6 +1,7 @@
 // The step engine's rows of the bench (issue 15): per-step overhead at 2,000 and 10,000 steps (each task paired with
 // a one-step task), and how long a tasks/get waits while its task's handler runs 10,000 steps. Used by run.ts and,
 // with the two floors and nothing else, by `pnpm bench:steps` (steps-run.ts), short enough to repeat interleaved.
+import { readFileSync } from "node:fs";
 import type { McpHttpClient } from "@durable-mcp/test-harness";
 import { resultOf } from "./mcp.ts";
 import { median, ms, summarize, table, type Summary } from "./stats.ts";
@@ -31,12 +32,20 @@ export interface PerStepRow {
   /** The pairs' per-step figures, lowest and highest: the spread within the run. */
   perStepMinMs: number;
   perStepMaxMs: number;
+  /**
+   * The same pairing on CPU time instead of wall time: median of (workerd CPU during the N-step task − during its
+   * one-step task) / (steps − 1), both workerd processes, in clock ticks of 10 ms. Unlike wall time it does not grow
+   * when other processes take the machine's cores, so it compares builds on a loaded machine. Absent: not sampled.
+   */
+  cpuPerStepMs?: number;
 }
 
 /** Each N-step task paired with a one-step task run just before it; pairing cancels drift in the machine's load. */
 export async function measurePerStep(
   client: McpHttpClient,
   rows: ReadonlyArray<readonly [steps: number, pairs: number]>,
+  /** The server's CPU time so far, in ms (cpuMsOf), to pair CPU time as well. */
+  cpuMs?: () => number,
 ): Promise<PerStepRow[]> {
   await taskMs(client, 1);
   const result: PerStepRow[] = [];
@@ -44,12 +53,17 @@ export async function measurePerStep(
     const base: number[] = [];
     const full: number[] = [];
     const perStep: number[] = [];
+    const cpuPerStep: number[] = [];
     for (let i = 0; i < pairs; i++) {
+      const cpu0 = cpuMs?.() ?? 0;
       const a = await taskMs(client, 1);
+      const cpu1 = cpuMs?.() ?? 0;
       const b = await taskMs(client, steps);
+      const cpu2 = cpuMs?.() ?? 0;
       base.push(a);
       full.push(b);
       perStep.push((b - a) / (steps - 1));
+      cpuPerStep.push((cpu2 - cpu1 - (cpu1 - cpu0)) / (steps - 1));
     }
     result.push({
       steps,
@@ -59,9 +73,24 @@ export async function measurePerStep(
       perStepMs: median(perStep),
       perStepMinMs: Math.min(...perStep),
       perStepMaxMs: Math.max(...perStep),
+      ...(cpuMs ? { cpuPerStepMs: median(cpuPerStep) } : {}),
     });
   }
   return result;
+}
+
+/** CPU time (user + system) so far of the `workerd` processes among `pids`, in ms, from /proc/<pid>/stat. */
+export function cpuMsOf(pids: readonly number[]): () => number {
+  return () => {
+    let ticks = 0;
+    for (const pid of pids) {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      // pid (comm) state …: utime and stime are fields 14 and 15, the 12th and 13th after the comm's ')'.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    return ticks * 10;
+  };
 }
 
 export interface GetDuringRun {
@@ -172,12 +201,16 @@ export async function measureParallelServerClock(
 export type StepRows = { perStep: PerStepRow[]; getDuringRun: GetDuringRun; parallel?: ParallelServerClock };
 
 /** The per-step row (2,000 steps) and the flatness row (10,000), then the reads during a 10,000-step run. */
-export async function measureStepRows(client: McpHttpClient, scale = 1): Promise<StepRows> {
+export async function measureStepRows(client: McpHttpClient, scale = 1, cpuMs?: () => number): Promise<StepRows> {
   const reps = (n: number) => Math.max(1, Math.round(n * scale));
-  const perStep = await measurePerStep(client, [
-    [2000, reps(9)],
-    [10_000, reps(5)],
-  ]);
+  const perStep = await measurePerStep(
+    client,
+    [
+      [2000, reps(9)],
+      [10_000, reps(5)],
+    ],
+    cpuMs,
+  );
   const getDuringRun = await measureGetDuringRun(client, 10_000, reps(5));
   const parallel = await measureParallelServerClock(client, 20, 50, Math.max(3, reps(5)));
   return { perStep, getDuringRun, parallel };
@@ -210,7 +243,8 @@ export function stepRowsTable(run: StepRowsWithFloors, previous?: StepRowsWithFl
     ...run.perStep.map((row) => [
       `per step, ${row.steps} steps vs 1 (median of ${row.pairs} pairs)`,
       ms(row.perStepMs),
-      `pairs ${ms(row.perStepMinMs)}–${ms(row.perStepMaxMs)}`,
+      `pairs ${ms(row.perStepMinMs)}–${ms(row.perStepMaxMs)}` +
+        (row.cpuPerStepMs === undefined ? "" : `; workerd CPU ${ms(row.cpuPerStepMs)}`),
       `≤ ${ms(PER_STEP_TARGET_MS)}`,
       row.perStepMs <= PER_STEP_TARGET_MS ? "yes" : "NO",
       ...was((r) => perStep(r, row.steps)),

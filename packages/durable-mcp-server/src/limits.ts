@@ -40,9 +40,11 @@ export const REPLAY_QUIET_MS = 20;
  * A run that keeps going without I/O (steps whose bodies only compute) yields to its object's event loop after
  * this many new steps or this long, whichever comes first, so that a `tasks/get` (or cancel, answer, event) sent
  * meanwhile is answered between steps instead of after the run. The step count bounds it where the clock stands
- * still during CPU work (deployed Workers); the time bounds it where steps are slow.
+ * still during CPU work (deployed Workers); the time bounds it where steps are slow. 2,500 steps that return at once
+ * are about RUN_YIELD_MS of work since a step costs ≈ 4 µs (docs/performance.md, "Step engine, round 3"; 1,000 when
+ * it cost ≈ 10 µs): each yield is a timer turn and a commit, so a shorter chunk only adds yields.
  */
-export const RUN_YIELD_STEPS = 1000;
+export const RUN_YIELD_STEPS = 2500;
 export const RUN_YIELD_MS = 10;
 /**
  * A yield that took this long or more (a bare timer turn and the commit take ~1–3 ms) let other work run on the

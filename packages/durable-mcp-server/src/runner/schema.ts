@@ -18,6 +18,8 @@ import {
  * 9: each `do` step's attempts (start, end, error), the newest MAX_STEP_ATTEMPTS_KEPT per step (journal.ts).
  * 10: a step's first attempt timed in its own row, so that a step that succeeds at once writes no attempt row;
  *     the journal's seq without AUTOINCREMENT (a rebuilt table).
+ * 11: steps packed into the row before them (`pack`): a run of new steps that succeeded at their first attempt is
+ *     one row, not one each (journal.ts).
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -149,6 +151,10 @@ const MIGRATIONS: readonly Migration[] = [
    DROP TABLE steps;
    ALTER TABLE steps_v10 RENAME TO steps;
    CREATE INDEX steps_waiting ON steps (wake_at) WHERE state = 'waiting';`,
+  // The steps that follow a row in journal order and succeeded at their first attempt, packed into it as JSON
+  // (journal.ts, PackedStep): a run of new steps that return at once is one row, not one each — a row insert is
+  // most of what such a step costs. NULL for every row written before, and for any row followed by no such steps.
+  `ALTER TABLE steps ADD COLUMN pack TEXT;`,
 ];
 
 /**
@@ -191,6 +197,7 @@ const CURRENT = `CREATE TABLE task (
      started_at INTEGER,
      idempotency_key TEXT,
      attempt_started_at INTEGER,
+     pack TEXT,
      UNIQUE (name, occurrence)
    );
    CREATE INDEX steps_waiting ON steps (wake_at) WHERE state = 'waiting';

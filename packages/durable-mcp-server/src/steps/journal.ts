@@ -99,6 +99,7 @@ interface StepRow extends Record<string, SqlStorageValue> {
   wake_at: number | null;
   request: string | null;
   idempotency_key: string | null;
+  pack: string | null;
 }
 
 /** How the engine marks a result spilled to R2 (engine.ts `SPILLED`): the row holds the key, not the value. */
@@ -132,7 +133,48 @@ function rowValues(record: StepRecord, now: number): SqlStorageValue[] {
   ];
 }
 
-const STEP_COLUMNS = "name, occurrence, kind, state, attempts, result, error, wake_at, request, idempotency_key";
+const STEP_COLUMNS = "name, occurrence, kind, state, attempts, result, error, wake_at, request, idempotency_key, pack";
+
+/**
+ * A step packed into the row before it (the `pack` column, schema 11: a JSON array of these, in journal order): a
+ * new `do` step that succeeded at its first attempt, written in the same batch as that row and right after it. Its
+ * row would have been kind `do`, state `done`, attempts 1, key DERIVED_KEY, attempt 1 timed from its start to its
+ * result; so only what varies is kept: [name, occurrence, result], and [started, updated] when those differ from the
+ * row's own `started_at` / `updated_at`. A packed step is final: nothing ever writes it again (a `done` step is
+ * never retried, re-injected or answered), so it needs no row of its own to update, and (name, occurrence) stays
+ * unique because the engine claims each key once and replays every packed step as journaled.
+ */
+type PackedStep = [name: string, occurrence: number, result: string | null, startedAt?: number, updatedAt?: number];
+
+/** The steps packed into `row`, as the records they stand for (see PackedStep). */
+function unpack(pack: string): PackedStep[] {
+  return JSON.parse(pack) as PackedStep[];
+}
+
+function packedRecord([name, occurrence, result]: PackedStep): StepRecord {
+  return {
+    name,
+    occurrence,
+    kind: "do",
+    state: "done",
+    attempts: 1,
+    result,
+    error: null,
+    wakeAt: null,
+    request: null,
+    idempotencyKey: DERIVED_KEY,
+  };
+}
+
+/** Every step a row stands for, in journal order: its own, then those packed into it. */
+function recordsOf(rows: StepRow[]): StepRecord[] {
+  const records: StepRecord[] = [];
+  for (const row of rows) {
+    records.push(fromRow(row));
+    if (row.pack !== null) for (const packed of unpack(row.pack)) records.push(packedRecord(packed));
+  }
+  return records;
+}
 
 /**
  * A new `do` step's first attempt, held by the journal until it is written (see StepJournal.beginFirstAttempt):
@@ -172,11 +214,14 @@ const INSERT_HELD = `INSERT INTO steps (name, occurrence, kind, state, attempts,
     value ->> 4 FROM json_each(?)`;
 /**
  * The same when every held row started and last changed at one time (?2), as a batch of steps that return at once
- * does (the clock only moves at I/O): [name, occurrence, state, result], a third fewer extractions per row.
+ * does where the clock only moves at I/O: [name, occurrence, state, result], a third fewer extractions per row.
  */
 const INSERT_HELD_AT = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, updated_at, started_at,
   idempotency_key, attempt_started_at)
   SELECT value ->> 0, value ->> 1, 'do', value ->> 2, 1, value ->> 3, ?2, ?2, '${DERIVED_KEY}', ?2 FROM json_each(?1)`;
+/** A held step that returned, with the steps packed into its row (PackedStep[] as JSON text). */
+const INSERT_PACKED = `INSERT INTO steps (name, occurrence, kind, state, attempts, result, pack, started_at, updated_at,
+  idempotency_key, attempt_started_at) VALUES (?1, ?2, 'do', 'done', 1, ?3, ?4, ?5, ?6, '${DERIVED_KEY}', ?5)`;
 
 /**
  * The SQLite step ledger of one task. `load()` reads the whole journal in one query per run, so resuming a
@@ -211,7 +256,7 @@ export class StepJournal {
     if (this.failure !== undefined) this.held = [];
     this.failure = undefined;
     this.flush();
-    return this.sql.exec<StepRow>(`SELECT ${STEP_COLUMNS} FROM steps ORDER BY seq`).toArray().map(fromRow);
+    return recordsOf(this.sql.exec<StepRow>(`SELECT ${STEP_COLUMNS} FROM steps ORDER BY seq`).toArray());
   }
 
   write(record: StepRecord, now: number): void {
@@ -230,6 +275,8 @@ export class StepJournal {
    */
   beginFirstAttempt(record: StepRecord, now: number): FirstAttempt {
     if (this.failure !== undefined) throw this.failure.error;
+    // Full: the rows held so far go out before this one joins them (most are done by now, so they pack together).
+    if (this.held.length >= MAX_HELD_ROWS || this.heldChars >= MAX_HELD_CHARS) this.flush();
     const attempt: FirstAttempt = {
       record,
       state: "running",
@@ -241,8 +288,7 @@ export class StepJournal {
     this.held.push(attempt);
     this.heldChars += record.name.length + 96;
     this.changes++;
-    if (this.held.length >= MAX_HELD_ROWS || this.heldChars >= MAX_HELD_CHARS) this.flush();
-    else this.queueWriter();
+    this.queueWriter();
     return attempt;
   }
 
@@ -269,34 +315,74 @@ export class StepJournal {
     if (this.heldChars >= MAX_HELD_CHARS) this.flush();
   }
 
-  /** Writes the held rows now, in the order their steps started; throws if an earlier write of them failed. */
+  /**
+   * Writes the held rows now, in the order their steps started; throws if an earlier write of them failed. Done
+   * steps that follow a done step in the batch are packed into the first one's row (PackedStep): a run of steps that
+   * returned is one row. A step still running gets a row of its own, updated in place when it ends.
+   */
   flush(): void {
     if (this.failure !== undefined) throw this.failure.error;
     if (this.held.length === 0) return;
     const held = this.held;
     this.held = [];
     this.heldChars = 0;
-    const at = held[0]!.startedAt;
-    let oneTime = true;
+    // The rows to write, in order: each held attempt that is not packed into the one before it, with its pack.
+    const rows: Array<{ head: FirstAttempt; pack: PackedStep[] | null }> = [];
+    let last: { head: FirstAttempt; pack: PackedStep[] | null } | undefined;
     for (const attempt of held) {
       attempt.written = true;
-      if (attempt.startedAt !== at || attempt.updatedAt !== at) oneTime = false;
+      if (attempt.state === "done" && last?.head.state === "done") {
+        const { record, result, startedAt, updatedAt } = attempt;
+        const packed: PackedStep = [record.name, record.occurrence, result];
+        if (startedAt !== last.head.startedAt || updatedAt !== last.head.updatedAt) packed.push(startedAt, updatedAt);
+        (last.pack ??= []).push(packed);
+      } else rows.push((last = { head: attempt, pack: null }));
     }
-    const rows: unknown[] = [];
-    for (const { record, state, result, startedAt, updatedAt } of held) {
-      rows.push(
+    try {
+      // Rows without a pack go out together through json_each; a row with one is bound on its own, its pack as one
+      // text value (inside the batch's JSON SQLite would parse it and write it out again).
+      let from = 0;
+      for (let i = 0; i < rows.length; i++) {
+        const { head, pack } = rows[i]!;
+        if (pack === null) continue;
+        if (i > from) this.insertHeld(rows, from, i);
+        from = i + 1;
+        this.sql.exec(
+          INSERT_PACKED,
+          head.record.name,
+          head.record.occurrence,
+          head.result,
+          JSON.stringify(pack),
+          head.startedAt,
+          head.updatedAt,
+        );
+      }
+      if (rows.length > from) this.insertHeld(rows, from, rows.length);
+    } catch (error) {
+      this.failure = { error };
+      throw error;
+    }
+  }
+
+  /** Writes rows[from, to) (none with a pack) in one statement. */
+  private insertHeld(rows: Array<{ head: FirstAttempt }>, from: number, to: number): void {
+    const at = rows[from]!.head.startedAt;
+    let oneTime = true;
+    for (let i = from; i < to; i++) {
+      const { startedAt, updatedAt } = rows[i]!.head;
+      if (startedAt !== at || updatedAt !== at) oneTime = false;
+    }
+    const values: unknown[] = [];
+    for (let i = from; i < to; i++) {
+      const { record, state, result, startedAt, updatedAt } = rows[i]!.head;
+      values.push(
         oneTime
           ? [record.name, record.occurrence, state, result]
           : [record.name, record.occurrence, state, result, startedAt, updatedAt],
       );
     }
-    try {
-      if (oneTime) this.sql.exec(INSERT_HELD_AT, JSON.stringify(rows), at);
-      else this.sql.exec(INSERT_HELD, JSON.stringify(rows));
-    } catch (error) {
-      this.failure = { error };
-      throw error;
-    }
+    if (oneTime) this.sql.exec(INSERT_HELD_AT, JSON.stringify(values), at);
+    else this.sql.exec(INSERT_HELD, JSON.stringify(values));
   }
 
   /**
@@ -383,32 +469,47 @@ export class StepJournal {
    */
   timeline(limit: number): { total: number; steps: StepTimelineEntry[] } {
     this.flush();
-    const total = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM steps").one().n;
-    const steps = this.sql
-      .exec<{
-        name: string;
-        occurrence: number;
-        kind: string;
-        state: string;
-        attempts: number;
-        started_at: number | null;
-        updated_at: number;
-        result_bytes: number | null;
-        error: string | null;
-        attempt_started_at: number | null;
-      }>(
+    // Packed steps count as the steps they are (PackedStep).
+    const total = this.sql
+      .exec<{ n: number }>("SELECT COUNT(*) + COALESCE(SUM(json_array_length(pack)), 0) AS n FROM steps")
+      .one().n;
+    // The last `limit` rows hold at least the last `limit` steps: each row is one step or more.
+    const rows = this.sql
+      .exec<TimelineRow>(
         // A spilled result (its R2 key in the row) has no size here: null.
-        `SELECT name, occurrence, kind, state, attempts, started_at, updated_at, error, attempt_started_at,
+        `SELECT name, occurrence, kind, state, attempts, started_at, updated_at, error, attempt_started_at, pack,
            CASE WHEN result IS NULL OR result LIKE '${SPILLED_PREFIX}%' THEN NULL
              ELSE LENGTH(CAST(result AS BLOB)) END AS result_bytes FROM
            (SELECT * FROM steps ORDER BY seq DESC LIMIT ?) ORDER BY seq`,
         limit,
       )
       .toArray();
+    const expanded: TimelineRow[] = [];
+    for (const row of rows) {
+      expanded.push(row);
+      if (row.pack === null) continue;
+      for (const [name, occurrence, result, startedAt, updatedAt] of unpack(row.pack)) {
+        const started = startedAt ?? row.started_at!;
+        const updated = updatedAt ?? row.updated_at;
+        expanded.push({
+          name,
+          occurrence,
+          kind: "do",
+          state: "done",
+          attempts: 1,
+          started_at: started,
+          updated_at: updated,
+          error: null,
+          attempt_started_at: started,
+          pack: null,
+          result_bytes: result === null || result.startsWith(SPILLED_PREFIX) ? null : utf8Bytes(result),
+        });
+      }
+    }
     const history = this.attemptsOf(limit);
     return {
       total,
-      steps: steps.map((row) => ({
+      steps: expanded.slice(-limit).map((row) => ({
         name: row.name,
         occurrence: row.occurrence,
         kind: row.kind as StepKind,
@@ -516,13 +617,49 @@ export class StepJournal {
   /** Labels of the `do` steps that finished, in order: what already succeeded. */
   completedSteps(): string[] {
     this.flush();
-    return this.sql
-      .exec<{ name: string; occurrence: number }>(
-        "SELECT name, occurrence FROM steps WHERE kind = 'do' AND state = 'done' ORDER BY seq",
+    const labels: string[] = [];
+    for (const row of this.sql
+      .exec<{ name: string; occurrence: number; pack: string | null }>(
+        "SELECT name, occurrence, pack FROM steps WHERE kind = 'do' AND state = 'done' ORDER BY seq",
       )
-      .toArray()
-      .map((row) => stepLabel(row.name, row.occurrence));
+      .toArray()) {
+      labels.push(stepLabel(row.name, row.occurrence));
+      if (row.pack !== null)
+        for (const [name, occurrence] of unpack(row.pack)) labels.push(stepLabel(name, occurrence));
+    }
+    return labels;
   }
+}
+
+/** A row as the timeline reads it (and a packed step as the row it stands for). */
+interface TimelineRow extends Record<string, SqlStorageValue> {
+  name: string;
+  occurrence: number;
+  kind: string;
+  state: string;
+  attempts: number;
+  started_at: number | null;
+  updated_at: number;
+  result_bytes: number | null;
+  error: string | null;
+  attempt_started_at: number | null;
+  pack: string | null;
+}
+
+/** UTF-8 bytes of `text`, as SQLite's LENGTH(CAST(text AS BLOB)) counts them. */
+function utf8Bytes(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) bytes += 1;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      // A surrogate pair: 4 bytes for 2 code units.
+      bytes += 2;
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
 }
 
 /** Attempt 1 as the step's row keeps it (see write); none for a row from before it did. */

@@ -9,14 +9,7 @@ import { runWithJournal, type EngineHost, type RunOutcome } from "../../src/step
 import { DERIVED_KEY, StepJournal } from "../../src/steps/journal.js";
 import type { Step } from "../../src/steps/types.js";
 import { fixtureEnv } from "../helpers.js";
-
-interface Row extends Record<string, SqlStorageValue> {
-  name: string;
-  state: string;
-  attempts: number;
-  result: string | null;
-  key: string | null;
-}
+import { journalRows } from "./journal-rows.js";
 
 /** The real SqlStorage, counting the statements sent through it (a spy: every call reaches SQLite). */
 function counting(sql: SqlStorage): { sql: SqlStorage; statements: () => number } {
@@ -59,24 +52,16 @@ function run(handler: (step: Step, sql: SqlStorage) => Promise<unknown>, now?: (
     const statements = spy.statements();
     // Read straight from SQLite, not through the journal (which would write what it holds first).
     await new Promise((resolve) => setTimeout(resolve, 0));
-    const rows = state.storage.sql
-      .exec<Row>("SELECT name, state, attempts, result, idempotency_key AS key FROM steps ORDER BY seq")
-      .toArray();
+    const rows = journalRows(state.storage.sql);
     return { outcome, statements, rows };
   });
 }
 
-const rowsNow = (sql: SqlStorage) =>
-  sql.exec<{ name: string; state: string }>("SELECT name, state FROM steps ORDER BY seq").toArray();
+const rowsNow = (sql: SqlStorage) => journalRows(sql).map(({ name, state }) => ({ name, state }));
 
 /** Each row's [started_at, updated_at, attempt_started_at], in journal order. */
 const timesOf = (sql: SqlStorage) =>
-  sql
-    .exec<{ started_at: number; updated_at: number; attempt_started_at: number }>(
-      "SELECT started_at, updated_at, attempt_started_at FROM steps ORDER BY seq",
-    )
-    .toArray()
-    .map((row) => [row.started_at, row.updated_at, row.attempt_started_at]);
+  journalRows(sql).map((row) => [row.started_at, row.updated_at, row.attempt_started_at]);
 
 describe("the journal holds a new step's first attempt", () => {
   it("writes 500 steps that return at once in a few statements, in order, each done", async () => {

@@ -2,14 +2,19 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { describe, expect, it } from "vitest";
 import { StepKeys } from "../../src/steps/step-keys.js";
 import { isFinal, startTask, waitForTask, type StartedTask } from "../helpers.js";
+import { journalRows } from "./journal-rows.js";
 
 type Row = { name: string; occurrence: number; kind: string; state: string; key: string | null };
 
 function journal(started: StartedTask): Promise<Row[]> {
-  return runInDurableObject(started.stub, (_, state) =>
-    state.storage.sql
-      .exec<Row>("SELECT name, occurrence, kind, state, idempotency_key AS key FROM steps ORDER BY seq")
-      .toArray(),
+  return runInDurableObject(started.stub, (_, object) =>
+    journalRows(object.storage.sql).map(({ name, occurrence, kind, state, key }): Row => ({
+      name,
+      occurrence,
+      kind,
+      state,
+      key,
+    })),
   );
 }
 
