@@ -184,6 +184,10 @@ class LiveAttempt implements StepAttempt {
   #reject: ((reason: unknown) => void) | undefined = undefined;
   #resolve: ((value: unknown) => void) | undefined = undefined;
   #body: StepBody | undefined = undefined;
+  /** Neighbours in the run's LiveList while listed (see LiveList). */
+  #prev: LiveAttempt | undefined = undefined;
+  #next: LiveAttempt | undefined = undefined;
+  #listed = false;
 
   constructor(
     engine: StepEngine,
@@ -262,6 +266,38 @@ class LiveAttempt implements StepAttempt {
     if (live.#controller) live.#engine.host.controllers.delete(live.#controller);
   }
 
+  /** Appends `live` to `list` (after every attempt listed before it, as a Set would iterate). */
+  static link(list: LiveList, live: LiveAttempt): void {
+    if (live.#listed) return;
+    live.#listed = true;
+    live.#prev = list.tail;
+    if (list.tail) list.tail.#next = live;
+    else list.head = live;
+    list.tail = live;
+    list.size++;
+  }
+
+  /** Takes `live` out of `list`; nothing when it is not in it (an attempt is unlinked by abort and again at its end). */
+  static unlink(list: LiveList, live: LiveAttempt): void {
+    if (!live.#listed) return;
+    live.#listed = false;
+    const prev = live.#prev;
+    const next = live.#next;
+    if (prev) prev.#next = next;
+    else list.head = next;
+    if (next) next.#prev = prev;
+    else list.tail = prev;
+    live.#prev = live.#next = undefined;
+    list.size--;
+  }
+
+  /** The listed attempts, oldest first, as a copy: the caller may unlink them as it goes. */
+  static all(list: LiveList): LiveAttempt[] {
+    const all: LiveAttempt[] = [];
+    for (let live = list.head; live; live = live.#next) all.push(live);
+    return all;
+  }
+
   /** Ends `live` with `reason`, aborting its signal if the body has one. */
   static abort(live: LiveAttempt, reason: unknown): void {
     const controller = live.#controller;
@@ -271,6 +307,16 @@ class LiveAttempt implements StepAttempt {
     }
     live.#reject?.(reason);
   }
+}
+
+/**
+ * The attempts of a run under way, in the order they started: a list threaded through the attempts themselves
+ * (LiveAttempt.link / unlink), so that the attempt every step adds and removes costs no hashing, as a Set's did.
+ */
+interface LiveList {
+  head: LiveAttempt | undefined;
+  tail: LiveAttempt | undefined;
+  size: number;
 }
 
 /** A new step or patch marker waiting for the replay to catch up (see StepEngine.atFrontier). */
@@ -284,7 +330,8 @@ interface Gate {
 interface Entry {
   name: string;
   occurrence: number;
-  key: string;
+  /** Its key in `records` (keyOf), made only when the journal has rows: a new task's steps need none. */
+  key: string | undefined;
   /** How the step is named to people (stepLabel). */
   label: string;
   record: StepRecord | undefined;
@@ -327,7 +374,7 @@ class StepEngine {
   /** Until when the run yields every RUN_YIELD_SHARED_MS rather than RUN_YIELD_MS (others need the thread). */
   private sharedUntil = 0;
   /** Step attempts under way, and the one timer that times them out (see attempt). */
-  private readonly live = new Set<LiveAttempt>();
+  private readonly live: LiveList = { head: undefined, tail: undefined, size: 0 };
   private sweep: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
   /** The yield under way, shared by steps started together (Promise.all). */
   private yielding: Promise<void> | undefined;
@@ -353,7 +400,7 @@ class StepEngine {
     this.cancelWatch.signal.addEventListener("abort", () => {
       if (!this.host.isCancelled()) return;
       // Attempts whose body never asked for a signal have no controller of their own to abort: end them here.
-      for (const live of this.live) this.abortAttempt(live, this.cancelWatch.signal.reason);
+      for (const live of LiveAttempt.all(this.live)) this.abortAttempt(live, this.cancelWatch.signal.reason);
       this.finish({ kind: "cancelled" });
     });
     this.host.controllers.add(this.cancelWatch);
@@ -413,15 +460,15 @@ class StepEngine {
       throw new TypeError(`a step name must be a non-empty string of at most ${MAX_STEP_NAME_LENGTH} characters`);
     }
     const occurrence = (this.uses.get(name) ?? 0) + 1;
-    const key = keyOf(name, occurrence);
-    // A new task's journal is empty, and a new step's record is not kept (doStep): nothing to look up.
-    const record = this.records.size === 0 ? undefined : this.records.get(key);
+    // A new task's journal is empty, and a new step's record is not kept (doStep): nothing to look up, no key to make.
+    const key = this.records.size === 0 ? undefined : keyOf(name, occurrence);
+    const record = key === undefined ? undefined : this.records.get(key);
     if (!record && this.progressed && (now ?? this.host.now()) >= this.host.handoffAt) {
       this.wakeNow = true;
       return "handoff";
     }
     this.uses.set(name, occurrence);
-    if (record) this.visit(key);
+    if (record) this.visit(key!);
     if (record && record.kind !== kind) {
       const detail = `the journal holds a "${record.kind}" step where the code now asks for "${kind}"`;
       this.finish({ kind: "diverged", error: new ReplayDivergenceError(stepLabel(name, occurrence), detail) });
@@ -565,7 +612,7 @@ class StepEngine {
     let first: FirstAttempt | undefined;
     this.progressed = true;
     if (record) {
-      this.records.set(entry.key, base);
+      this.records.set(entry.key!, base);
       this.host.journal.write(base, startedAt);
     } else first = this.host.journal.beginFirstAttempt(base, startedAt);
     this.inFlight++;
@@ -585,10 +632,17 @@ class StepEngine {
       const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(label, text) : text;
       // Cancelled while the result was being spilled: the run is over, and a cancelled task journals nothing more.
       if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-      if (first) this.host.journal.finishFirstAttempt(first, stored, this.host.now());
-      else this.write({ ...base, state: "done", result: stored });
-      if (this.stepEvents) {
-        this.host.event("step_finished", { step: label, attempt, durationMs: this.host.now() - startedAt });
+      if (first) {
+        // One clock read for the held row's end and the event's duration.
+        const endedAt = this.host.now();
+        this.host.journal.finishFirstAttempt(first, stored, endedAt);
+        if (this.stepEvents)
+          this.host.event("step_finished", { step: label, attempt, durationMs: endedAt - startedAt });
+      } else {
+        this.write({ ...base, state: "done", result: stored });
+        if (this.stepEvents) {
+          this.host.event("step_finished", { step: label, attempt, durationMs: this.host.now() - startedAt });
+        }
       }
       return sameAsJson(value) ? value : parseJson(text);
     } catch (error) {
@@ -613,7 +667,7 @@ class StepEngine {
       this.host.event("step_retry_scheduled", { step: label, attempt, durationMs, delayMs, error: failed.message });
       return this.park();
     } finally {
-      this.live.delete(live);
+      LiveAttempt.unlink(this.live, live);
       LiveAttempt.end(live);
       this.inFlight--;
       if (this.parked > 0) this.checkQuiescent();
@@ -686,7 +740,7 @@ class StepEngine {
    * attempt as its argument.
    */
   private attempt(live: LiveAttempt, fn: StepBody): Promise<unknown> {
-    this.live.add(live);
+    LiveAttempt.link(this.live, live);
     this.armSweep(LiveAttempt.deadline(live));
     return new Promise<unknown>((resolve, reject) => {
       LiveAttempt.settleWith(live, fn, resolve, reject);
@@ -697,7 +751,7 @@ class StepEngine {
 
   /** Ends `live` with `reason`, aborting its signal if the body has one. */
   private abortAttempt(live: LiveAttempt, reason: unknown): void {
-    this.live.delete(live);
+    LiveAttempt.unlink(this.live, live);
     LiveAttempt.abort(live, reason);
   }
 
@@ -714,7 +768,7 @@ class StepEngine {
     this.sweep = undefined;
     const now = this.host.now();
     let next = Infinity;
-    for (const live of this.live) {
+    for (const live of LiveAttempt.all(this.live)) {
       const deadline = LiveAttempt.deadline(live);
       if (deadline <= now) this.abortAttempt(live, LiveAttempt.timeoutError(live));
       else next = Math.min(next, deadline);
