@@ -33,7 +33,7 @@ it("times out parallel attempts one by one, each at its own deadline, whatever t
     const host = hostOf(state, () => false, new Set());
     const settledAt: Record<string, number> = {};
     const once = { retries: { limit: 0, delay: 0 }, timeout: 0 };
-    const outcome = await runWithJournal(
+    const ran = await runWithJournal(
       async (_input, step) => {
         const timed = (name: string, timeoutMs: number) =>
           step.do(name, { ...once, timeout: timeoutMs }, never).catch((error: unknown) => {
@@ -50,8 +50,8 @@ it("times out parallel attempts one by one, each at its own deadline, whatever t
       null,
       host,
     );
-    const rows = host.journal.load().map((r) => [r.name, r.state, r.error && JSON.parse(r.error).name]);
-    return { outcome, rows, order: Object.entries(settledAt).sort((x, y) => x[1] - y[1]) };
+    const journaled = host.journal.load().map((r) => [r.name, r.state, r.error && JSON.parse(r.error).name]);
+    return { outcome: ran, rows: journaled, order: Object.entries(settledAt).toSorted((x, y) => x[1] - y[1]) };
   });
   expect(outcome).toEqual({ kind: "returned", value: ["a failed", "b failed", "c failed", "d done", "e failed"] });
   expect(rows).toEqual([
@@ -73,13 +73,13 @@ it("ends every live attempt at a cancel, those that read their signal and those 
     const host = hostOf(state, () => cancelled, controllers);
     const aborted: string[] = [];
     const started: string[] = [];
+    const body = (name: string, withSignal: boolean) => (attempt: { signal: AbortSignal }) => {
+      started.push(name);
+      if (withSignal) attempt.signal.addEventListener("abort", () => aborted.push(name));
+      return never();
+    };
     const run = runWithJournal(
       async (_input, step) => {
-        const body = (name: string, withSignal: boolean) => (attempt: { signal: AbortSignal }) => {
-          started.push(name);
-          if (withSignal) attempt.signal.addEventListener("abort", () => aborted.push(name));
-          return never();
-        };
         await Promise.all(["a", "b", "c", "d", "e"].map((name, i) => step.do(name, body(name, i % 2 === 0))));
       },
       null,
@@ -88,11 +88,11 @@ it("ends every live attempt at a cancel, those that read their signal and those 
     // Cancel once every body runs: as the runner does, mark the task cancelled and abort the run's controllers.
     while (started.length < 5) await new Promise((resolve) => setTimeout(resolve, 1));
     cancelled = true;
-    for (const controller of [...controllers]) controller.abort(new Error("cancelled"));
+    for (const controller of controllers) controller.abort(new Error("cancelled"));
     const outcome = await run;
     // The attempts' own endings run a few microtasks later: each gives back its controller.
     await new Promise((resolve) => setTimeout(resolve, 5));
-    return { outcome, aborted: aborted.sort(), controllersLeft: controllers.size };
+    return { outcome, aborted: aborted.toSorted(), controllersLeft: controllers.size };
   });
   expect(result).toEqual({ outcome: { kind: "cancelled" }, aborted: ["a", "c", "e"], controllersLeft: 0 });
 });
