@@ -370,7 +370,7 @@ class StepEngine {
   private readonly patches = new Map<string, Promise<boolean>>();
   /** New steps since the run last yielded to the event loop, and when it did (see yieldIfDue). */
   private stepsSinceYield = 0;
-  private lastYieldAt = Date.now();
+  private lastYieldAt: number;
   /** Until when the run yields every RUN_YIELD_SHARED_MS rather than RUN_YIELD_MS (others need the thread). */
   private sharedUntil = 0;
   /** Step attempts under way, and the one timer that times them out (see attempt). */
@@ -380,6 +380,8 @@ class StepEngine {
   private yielding: Promise<void> | undefined;
 
   constructor(readonly host: EngineHost) {
+    // The engine's clock is the host's (tests drive it): the first chunk is timed from it too.
+    this.lastYieldAt = host.now();
     for (const record of host.journal.load()) {
       const key = keyOf(record.name, record.occurrence);
       this.records.set(key, record);
