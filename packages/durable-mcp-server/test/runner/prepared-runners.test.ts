@@ -246,3 +246,56 @@ describe("the first run", () => {
     expect(registriesBuilt.count).toBe(before);
   });
 });
+
+describe("create on a prepared runner (issue 15: the alarm off the reply's path)", () => {
+  it("answers before re-arming: the prepared deadline guards the task until the commit, then the fallback is 1 s ahead", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    const preparedAt = Date.now();
+    await runner.prepare();
+    const access = { taskId, principal: "alice" };
+    // What create leaves armed when its reply is ready, before its commit: still the prepared deadline.
+    const armedAtReply = await runInDurableObject(runner, async (instance, state) => {
+      await (instance as unknown as TaskRunnerRpc).create(
+        newTask(taskId, "alice", "hang", { ms: FIRST_RUN_FALLBACK_MS * 2 }),
+      );
+      return state.storage.getAlarm();
+    });
+    expect(armedAtReply).toBeGreaterThanOrEqual(preparedAt + PREPARED_RUNNER_TTL_MS);
+    // Once the commit is done and the first run under way, the fallback is FIRST_RUN_FALLBACK_MS ahead, as before.
+    const probe = probeFor(`probe-${taskId}`);
+    await waitForTask({ stub: runner, access }, async () => (await probe.count("started")) === 1);
+    const alarm = await runInDurableObject(runner, (_, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+    expect(alarm!).toBeLessThanOrEqual(Date.now() + FIRST_RUN_FALLBACK_MS);
+    const task = await waitForTask({ stub: runner, access }, isFinal, 15_000);
+    expect(task.status).toBe("completed");
+    expect([await probe.count("started"), await probe.count("finished")]).toEqual([1, 1]);
+  });
+
+  it("leaves the task to the prepared deadline's alarm when the instance is gone right after the reply", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    await runner.prepare();
+    await runner.create(newTask(taskId, "alice"));
+    // Whatever the first run did before the eviction, an alarm (the deadline, the fallback or the run's own) is left.
+    await evictDurableObject(runner);
+    await runDurableObjectAlarm(runner);
+    const task = await waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
+    expect(task.status).toBe("completed");
+    const probe = probeFor(`probe-${taskId}`);
+    expect([await probe.count("a"), await probe.count("b"), await probe.count("c")]).toEqual([1, 1, 1]);
+  });
+
+  it("arms the fallback at once on a runner that was not prepared (no alarm guards its row)", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    const armedAtReply = await runInDurableObject(runner, async (instance, state) => {
+      const before = Date.now();
+      await (instance as unknown as TaskRunnerRpc).create(newTask(taskId, "alice", "sleeper", { ms: 60_000 }));
+      return { before, alarm: await state.storage.getAlarm() };
+    });
+    expect(armedAtReply.alarm).not.toBeNull();
+    expect(armedAtReply.alarm!).toBeLessThanOrEqual(armedAtReply.before + FIRST_RUN_FALLBACK_MS + 50);
+  });
+});
