@@ -203,23 +203,12 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const now = Date.now();
       this.cancelled = false;
       this.store.insert(task, now);
-      // A prepared runner's alarm (PREPARED_RUNNER_TTL_MS ahead) already guards the new row, so bringing it to
-      // FIRST_RUN_FALLBACK_MS is left until the reply is out: setting an alarm is the costliest part of this commit
-      // locally (docs/performance.md, "Create path, round 3, continued"). A runner without one arms it now.
-      const guarded = (await this.ctx.storage.getAlarm()) !== null;
-      if (!guarded) await this.ctx.storage.setAlarm(now + FIRST_RUN_FALLBACK_MS);
+      await this.ctx.storage.setAlarm(now + FIRST_RUN_FALLBACK_MS);
       const created = toTask(this.store.read()!);
       // Once the record is durable — when the output gate lets this reply go — log the line and start the run here,
       // instead of after an alarm hop. Neither holds the reply; if this instance dies first, the alarm runs the task.
-      void this.ctx.storage.sync().then(async () => {
+      void this.ctx.storage.sync().then(() => {
         taskEventLog(eventLevel, task)("task_created", { ttlMs: task.ttlMs });
-        // Before the run, so that what the run arms at its end comes after (and wins).
-        // If this fails, the prepared deadline still resumes the task; the run starts either way.
-        if (guarded) {
-          await this.ctx.storage.setAlarm(Date.now() + FIRST_RUN_FALLBACK_MS).catch((error: unknown) => {
-            console.error("durableMcp: arming the first run's fallback alarm failed", { taskId: task.taskId, error });
-          });
-        }
         return this.startFirstRun();
       });
       return created;
