@@ -10,6 +10,8 @@ const now = () => performance.now();
 
 /** Per-step overhead must stay at or under this at 2,000 steps and flat to 10,000 (issue 15). */
 export const PER_STEP_TARGET_MS = 0.01;
+/** Met only by a figure that is a cost at all: a median below zero says the run's noise exceeded what it measured. */
+export const perStepMet = (perStepMs: number) => perStepMs >= 0 && perStepMs <= PER_STEP_TARGET_MS;
 /** A tasks/get sent while the handler runs steps must never wait longer than this (issue 15). */
 export const GET_WAIT_TARGET_MS = 50;
 
@@ -206,8 +208,10 @@ export async function measureStepRows(client: McpHttpClient, scale = 1, cpuMs?: 
   const perStep = await measurePerStep(
     client,
     [
-      [2000, reps(9)],
-      [10_000, reps(5)],
+      // A 2,000-step task is ≈ 10 ms of steps, and a pair's difference moves by tens of µs per step either way with
+      // the HTTP requests' own noise: 31 pairs (≈ 1.5 s) for a median that noise does not decide.
+      [2000, reps(31)],
+      [10_000, reps(9)],
     ],
     cpuMs,
   );
@@ -246,7 +250,7 @@ export function stepRowsTable(run: StepRowsWithFloors, previous?: StepRowsWithFl
       `pairs ${ms(row.perStepMinMs)}–${ms(row.perStepMaxMs)}` +
         (row.cpuPerStepMs === undefined ? "" : `; workerd CPU ${ms(row.cpuPerStepMs)}`),
       `≤ ${ms(PER_STEP_TARGET_MS)}`,
-      row.perStepMs <= PER_STEP_TARGET_MS ? "yes" : "NO",
+      perStepMet(row.perStepMs) ? "yes" : "NO",
       ...was((r) => perStep(r, row.steps)),
     ]),
     [

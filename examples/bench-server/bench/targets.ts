@@ -3,6 +3,7 @@
 // measures (uploads, downloads: bench/files.ts; the server-clock throughput: bench/steps.ts) are passed in; until
 // they are, the row says "not measured" — never a number that was not measured in this run.
 import { ms, ratio, table } from "./stats.ts";
+import { PER_STEP_TARGET_MS, perStepMet } from "./steps.ts";
 
 /** One row; `{ metric, target, floor, measured, ratio, met }` is also the shape other bench modules hand in. */
 export interface TargetRow {
@@ -85,8 +86,10 @@ export function targetRows(x: TargetInputs): TargetRow[] {
   // 1.5× of it, else the new-object floor (issue 15).
   const createFloorMs = createMetHttp ? x.httpFloorMs : x.newObjectFloorMs;
   const createFloorName = createMetHttp ? "HTTP floor" : "new-object floor";
-  const perStep = (steps: number, value: number | null) =>
-    bounded(`per step, ${steps.toLocaleString("en")} steps vs 1`, value, 0.01, ms);
+  const perStep = (steps: number, value: number | null) => {
+    const row = bounded(`per step, ${steps.toLocaleString("en")} steps vs 1`, value, PER_STEP_TARGET_MS, ms);
+    return value === null ? row : { ...row, met: perStepMet(value) };
+  };
   const rows: TargetRow[] = [
     relative("create p50 (/mcp, defaults)", x.createMs, 1.5, "HTTP floor", x.httpFloorMs),
     relative(
