@@ -301,6 +301,7 @@ function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
   try {
     byob = body.getReader({ mode: "byob" });
   } catch {
+    // TypeError: not a byte stream. Expected for such a stream, not a failure: it is read chunk by chunk below.
     byob = null;
   }
   if (byob) {

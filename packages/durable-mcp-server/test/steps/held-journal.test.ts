@@ -5,10 +5,11 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { migrate } from "../../src/runner/schema.js";
-import { runWithJournal, type EngineHost, type RunOutcome } from "../../src/steps/engine.js";
+import { runWithJournal, type RunOutcome } from "../../src/steps/engine.js";
 import { DERIVED_KEY, StepJournal } from "../../src/steps/journal.js";
 import type { Step } from "../../src/steps/types.js";
 import { fixtureEnv } from "../helpers.js";
+import { engineHost } from "./engine-host.js";
 import { journalRows } from "./journal-rows.js";
 
 /** The real SqlStorage, counting the statements sent through it (a spy: every call reaches SQLite). */
@@ -22,20 +23,7 @@ function counting(sql: SqlStorage): { sql: SqlStorage; statements: () => number 
   return { sql: spy, statements: () => statements };
 }
 
-function hostOf(journal: StepJournal, now: () => number = () => Date.now()): EngineHost {
-  return {
-    taskId: "task-held",
-    stepKeySalt: "held-journal-test-salt-0123456789abcdef01234",
-    journal,
-    now,
-    isCancelled: () => false,
-    setStatus: () => {},
-    inputRequested: () => {},
-    handoffAt: Number.POSITIVE_INFINITY,
-    controllers: new Set(),
-    event: () => {},
-  };
-}
+const hostOf = (journal: StepJournal, now: () => number = () => Date.now()) => engineHost(journal, { now });
 
 /** Runs `handler` against a fresh journal in a fresh object; returns the outcome, the rows and the statement count. */
 function run(handler: (step: Step, sql: SqlStorage) => Promise<unknown>, now?: () => number) {

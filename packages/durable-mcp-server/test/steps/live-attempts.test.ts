@@ -5,24 +5,13 @@ import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { StepFailedError } from "../../src/errors/errors.js";
 import { migrate } from "../../src/runner/schema.js";
-import { runWithJournal, type EngineHost } from "../../src/steps/engine.js";
+import { runWithJournal } from "../../src/steps/engine.js";
 import { StepJournal } from "../../src/steps/journal.js";
 import { fixtureEnv } from "../helpers.js";
+import { engineHost } from "./engine-host.js";
 
-function hostOf(state: DurableObjectState, cancelled: () => boolean, controllers: Set<AbortController>): EngineHost {
-  return {
-    taskId: "task-live",
-    stepKeySalt: "live-test-salt-0123456789abcdef0123456789abcd",
-    journal: new StepJournal(state.storage.sql),
-    now: () => Date.now(),
-    isCancelled: cancelled,
-    setStatus: () => {},
-    inputRequested: () => {},
-    handoffAt: Number.POSITIVE_INFINITY,
-    controllers,
-    event: () => {},
-  };
-}
+const hostOf = (state: DurableObjectState, cancelled: () => boolean, controllers: Set<AbortController>) =>
+  engineHost(new StepJournal(state.storage.sql), { isCancelled: cancelled, controllers });
 
 const never = () => new Promise<never>(() => {});
 

@@ -6,26 +6,14 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { migrate } from "../../src/runner/schema.js";
-import { runWithJournal, type EngineHost } from "../../src/steps/engine.js";
+import { runWithJournal } from "../../src/steps/engine.js";
 import { StepJournal } from "../../src/steps/journal.js";
 import type { Step } from "../../src/steps/types.js";
 import { fixtureEnv } from "../helpers.js";
+import { engineHost } from "./engine-host.js";
 import { journalRows } from "./journal-rows.js";
 
-function hostOf(journal: StepJournal, now: () => number): EngineHost {
-  return {
-    taskId: "task-packed",
-    stepKeySalt: "packed-steps-test-salt-0123456789abcdef012345",
-    journal,
-    now,
-    isCancelled: () => false,
-    setStatus: () => {},
-    inputRequested: () => {},
-    handoffAt: Number.POSITIVE_INFINITY,
-    controllers: new Set(),
-    event: () => {},
-  };
-}
+const hostOf = (journal: StepJournal, now: () => number) => engineHost(journal, { now });
 
 const freshObject = () => fixtureEnv.PROBE.get(fixtureEnv.PROBE.newUniqueId());
 const rowCount = (sql: SqlStorage) => sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM steps").one().n;

@@ -14,6 +14,7 @@ import { migrate } from "../../src/runner/schema.js";
 import { runWithJournal } from "../../src/steps/engine.js";
 import { StepJournal } from "../../src/steps/journal.js";
 import { fixtureEnv } from "../helpers.js";
+import { engineHost } from "./engine-host.js";
 
 it("yields every RUN_YIELD_SHARED_MS for a while after a yield that others used, then every RUN_YIELD_MS again", async () => {
   const stub = fixtureEnv.PROBE.get(fixtureEnv.PROBE.newUniqueId());
@@ -50,18 +51,7 @@ it("yields every RUN_YIELD_SHARED_MS for a while after a yield that others used,
         }
       },
       null,
-      {
-        taskId: "task-yield",
-        stepKeySalt: "yield-test-salt-0123456789abcdef0123456789ab",
-        journal: new StepJournal(state.storage.sql),
-        now: () => clock,
-        isCancelled: () => false,
-        setStatus: () => {},
-        inputRequested: () => {},
-        handoffAt: Number.POSITIVE_INFINITY,
-        controllers: new Set(),
-        event: () => {},
-      },
+      engineHost(new StepJournal(state.storage.sql), { now: () => clock }),
     );
     expect(outcome.kind).toBe("returned");
     return turns;

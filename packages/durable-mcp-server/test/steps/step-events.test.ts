@@ -6,6 +6,7 @@ import { migrate } from "../../src/runner/schema.js";
 import { runWithJournal } from "../../src/steps/engine.js";
 import { StepJournal } from "../../src/steps/journal.js";
 import { fixtureEnv } from "../helpers.js";
+import { engineHost } from "./engine-host.js";
 
 /** Runs two steps with `stepEvents` as given; returns the events the sink received. */
 function eventsWith(stepEvents: boolean | undefined): Promise<string[]> {
@@ -19,19 +20,10 @@ function eventsWith(stepEvents: boolean | undefined): Promise<string[]> {
         await step.do("b", async () => 2);
       },
       null,
-      {
-        taskId: "task-events",
-        stepKeySalt: "events-test-salt-0123456789abcdef0123456789a",
-        journal: new StepJournal(state.storage.sql),
-        now: () => Date.now(),
-        isCancelled: () => false,
-        setStatus: () => {},
-        inputRequested: () => {},
-        handoffAt: Number.POSITIVE_INFINITY,
-        controllers: new Set(),
+      engineHost(new StepJournal(state.storage.sql), {
         event: (name, fields) => events.push(`${name}:${fields?.step ?? ""}`),
         ...(stepEvents === undefined ? {} : { stepEvents }),
-      },
+      }),
     );
     expect(outcome.kind).toBe("returned");
     return events;
