@@ -5,24 +5,15 @@
 // stime): on this shared 2-core machine the figure that moves least with the neighbours' load. Appends each run to
 // results/bench-files-history.jsonl and prints the previous run's figures next to the new ones.
 //   BENCH_PORT (default 8795), BENCH_FILE_MIB (default 128), BENCH_LABEL (names the build measured)
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { groupMembers } from "@durable-mcp/test-harness";
 import { fileRowsTable, measureFiles, type FileRound } from "./files.ts";
 import { History, libraryUncommittedChanges, runHeader, type RunHeader } from "./history.ts";
+import { cpuSeconds, port } from "./common.ts";
 import { withServer } from "./server.ts";
 import { median } from "./stats.ts";
 
 process.env.BENCH_FILE_MIB ??= "128";
-const port = Number(process.env.BENCH_PORT ?? 8795);
-const ticksPerSecond = 100;
-
-/** CPU seconds of a process so far: utime + stime, fields 14 and 15 of /proc/<pid>/stat (after the comm). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-}
 
 interface Entry extends RunHeader {
   uncommitted: boolean;

@@ -7,10 +7,9 @@
 // `wrangler dev` spent per request (utime + stime from /proc, read around each batch): on a shared machine that is
 // the figure the neighbours' load does not move, where wall-clock p50s do.
 //   BENCH_PORT (default 8795), BENCH_QUICK=1 (a fifth of the rounds), BENCH_LABEL (names the build in the history)
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { groupMembers, McpHttpClient } from "@durable-mcp/test-harness";
-import { log, now, port, times } from "./common.ts";
+import { cpuSeconds, log, now, port, times } from "./common.ts";
 import { History, runHeader, type RunHeader } from "./history.ts";
 import { benchClient } from "./mcp.ts";
 import { withServer } from "./server.ts";
@@ -74,17 +73,6 @@ export interface ProfileRow {
   workerMeanMs: number;
   /** CPU time of the workerd processes per request (µs), over all of the variant's batches. */
   workerdCpuUs?: number;
-}
-
-/** CPU seconds of a process so far: utime + stime, fields 14 and 15 of /proc/<pid>/stat (10 ms ticks). */
-function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0; // exited: the run will fail on its next request anyway
-  }
 }
 
 const loadBefore = loadavg();

@@ -3,9 +3,9 @@
 // `PROFILE_STEPS` (10,000) steps run one after another on /mcp-quiet, and prints self time by function (top 40),
 // with the workerd processes' CPU time per step over the same window. Shares, not absolute times, are what compare
 // across a loaded machine. PROFILE_OUT=<file> also writes the .cpuprofile (open it in Chrome DevTools).
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { DevToolsSession, groupMembers } from "@durable-mcp/test-harness";
-import { port } from "./common.ts";
+import { cpuSeconds, port } from "./common.ts";
 import { benchClient, resultOf } from "./mcp.ts";
 import { withServer } from "./server.ts";
 
@@ -23,13 +23,6 @@ interface Profile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
-}
-
-/** CPU seconds of a process so far: utime + stime, fields 14 and 15 of /proc/<pid>/stat (clock ticks of 10 ms). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 await withServer(port, async (server) => {

@@ -7,24 +7,15 @@
 // With BENCH_FILES=1 it then runs the files rows of `pnpm bench` (`measureFiles`, bench/files.ts) on the same
 // server, so a before/after of the hash can show its effect on the upload (see docs/performance.md).
 //   BENCH_PORT=… [BENCH_FILES=1] node --conditions=durable-mcp-source bench/sha256-worker.ts [rounds=3]
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { groupMembers } from "@durable-mcp/test-harness";
 import { measureFiles } from "./files.ts";
+import { cpuSeconds, port } from "./common.ts";
 import { withServer } from "./server.ts";
 import { median } from "./stats.ts";
 
 const MIB = 1024 * 1024;
 const rounds = Number(process.argv[2] ?? 3);
-const port = Number(process.env.BENCH_PORT ?? 8795);
-const ticksPerSecond = 100;
-
-/** CPU seconds of a process so far: utime + stime, fields 14 and 15 of /proc/<pid>/stat (after the comm). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-}
 
 const { runs, files } = await withServer(port, async (server) => {
   // wrangler dev runs two workerd processes (a proxy and the Worker's runtime): count both.

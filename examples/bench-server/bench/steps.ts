@@ -1,8 +1,8 @@
 // The step engine's rows of the bench (issue 15): per-step overhead at 2,000 and 10,000 steps (each task paired with
 // a one-step task), and how long a tasks/get waits while its task's handler runs 10,000 steps. Used by run.ts and,
 // with the two floors and nothing else, by `pnpm bench:steps` (steps-run.ts), short enough to repeat interleaved.
-import { readFileSync } from "node:fs";
 import type { McpHttpClient } from "@durable-mcp/test-harness";
+import { cpuSeconds } from "./common.ts";
 import { resultOf } from "./mcp.ts";
 import { median, ms, summarize, table, type Summary } from "./stats.ts";
 
@@ -83,16 +83,7 @@ export async function measurePerStep(
 
 /** CPU time (user + system) so far of the `workerd` processes among `pids`, in ms, from /proc/<pid>/stat. */
 export function cpuMsOf(pids: readonly number[]): () => number {
-  return () => {
-    let ticks = 0;
-    for (const pid of pids) {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      // pid (comm) state …: utime and stime are fields 14 and 15, the 12th and 13th after the comm's ')'.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    }
-    return ticks * 10;
-  };
+  return () => pids.reduce((sum, pid) => sum + cpuSeconds(pid) * 1000, 0);
 }
 
 export interface GetDuringRun {
