@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { objectKey, type FileRunnerRpc } from "../../src/files/file-runner.js";
 import { FileStore } from "../../src/files/file-store.js";
 import { Sha256 } from "../../src/files/sha256-state.js";
-import { receiveChunk } from "../../src/files/upload.js";
+import { partSizeFor, receiveChunk } from "../../src/files/upload.js";
 import { newFileHandle } from "../../src/ids.js";
 import { toHex } from "../../src/util/encoding.js";
 import { fixtureEnv } from "../helpers.js";
@@ -53,7 +53,7 @@ function byteSource(bytes: Uint8Array, piece: number, breakAt?: number) {
       request.respond(n);
     },
   });
-  return { stream, asked, defaultPulls: () => defaultPulls };
+  return { stream, asked, defaultPulls: () => defaultPulls, delivered: () => at };
 }
 
 async function newUpload(size: number, sha256: string | null) {
@@ -120,8 +120,14 @@ describe("reading a PATCH body", () => {
     const bytes = randomBytes(21 * MIB + 5);
     const sha256 = await sha256Hex(bytes);
     const { handle, runner, access } = await newUpload(bytes.byteLength, sha256);
-    // The real bucket, watched: each part's upload starts 100 ms late (a slow R2), and the most uploads under way
-    // at once is recorded.
+    const source = byteSource(bytes, MIB);
+    const partSize = partSizeFor(bytes.byteLength);
+    // The real bucket, watched, and slow in a way that does not depend on the machine's speed: part n's upload is held
+    // until the body has been read through part n + 2 (or to its end). A writer that uploads two parts at once gets
+    // there (part 3 fills while 1 and 2 are held); one that allowed a third would start part 3 while 1 and 2 are still
+    // held; one that uploads a part at a time never reads part 3 and is let go after HOLD_LIMIT_MS, uploading alone.
+    // The most uploads under way at once is recorded.
+    const HOLD_LIMIT_MS = 3_000;
     let active = 0;
     let most = 0;
     const order: number[] = [];
@@ -137,7 +143,11 @@ describe("reading a PATCH body", () => {
                 most = Math.max(most, active);
                 order.push(number);
                 try {
-                  await new Promise((resolve) => setTimeout(resolve, 100));
+                  const through = Math.min(bytes.byteLength, (number + 2) * partSize);
+                  const deadline = Date.now() + HOLD_LIMIT_MS;
+                  while (source.delivered() < through && Date.now() < deadline) {
+                    await new Promise((resolve) => setTimeout(resolve, 2));
+                  }
                   return await upload.uploadPart(number, value);
                 } finally {
                   active--;
@@ -148,7 +158,6 @@ describe("reading a PATCH body", () => {
         },
       },
     }) as R2Bucket;
-    const source = byteSource(bytes, MIB);
     const outcome = await receiveChunk(runner, watched, objectKey(handle), access, 0, source.stream, null, null);
     expect(outcome?.kind).toBe("written");
     expect(outcome?.file.sha256).toBe(sha256);

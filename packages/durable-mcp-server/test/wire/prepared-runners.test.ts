@@ -23,16 +23,22 @@ describe("creates on pre-created TaskRunners, over the wire", () => {
   it("gives the next create a runner prepared after the previous reply, one object per task", async () => {
     const first = await callTaskUntil("send_report", args, final);
     // The refill starts PREPARED_RUNNER_REFILL_DELAY_MS after the first reply (ctx.waitUntil); give it that and its
-    // prepare, then create again.
-    await new Promise((resolve) => setTimeout(resolve, PREPARED_RUNNER_REFILL_DELAY_MS + 250));
-    const second = await callTaskUntil("send_report", args, final);
-    expect(second.task.status).toBe("completed");
-    expect(second.created.taskId).not.toBe(first.created.taskId);
-    // Its runner existed, schema applied, before the call that created the task arrived.
-    const { schemaAt, createdAt } = await timesOf(second.created.taskId as string);
-    expect(createdAt - schemaAt).toBeGreaterThanOrEqual(50);
+    // prepares, then create again. How long the prepares take depends on the machine's load (each is a new object),
+    // so a create that still found the pool empty (its object made on the call) is followed by another, a little later.
+    let second: Awaited<ReturnType<typeof callTaskUntil>> | undefined;
+    let times: Awaited<ReturnType<typeof timesOf>> | undefined;
+    for (let attempt = 0; attempt < 10; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, PREPARED_RUNNER_REFILL_DELAY_MS + 250));
+      second = await callTaskUntil("send_report", args, final);
+      times = await timesOf(second.created.taskId as string);
+      // Its runner existed, schema applied, before the call that created the task arrived.
+      if (times.createdAt - times.schemaAt >= 50) break;
+    }
+    expect(second!.task.status).toBe("completed");
+    expect(second!.created.taskId).not.toBe(first.created.taskId);
+    expect(times!.createdAt - times!.schemaAt).toBeGreaterThanOrEqual(50);
     // Its task is the caller's only: another principal sees it as unknown.
-    const foreign = await rpc("tasks/get", { taskId: second.created.taskId }, { principal: "mallory" });
+    const foreign = await rpc("tasks/get", { taskId: second!.created.taskId }, { principal: "mallory" });
     expect(foreign.body.error?.code).toBe(-32602);
   });
 
