@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { newTaskId } from "../src/ids.js";
 import type { FixtureEnv } from "./fixtures/worker.js";
 import type { TaskRunnerRpc } from "../src/runner/task-runner.js";
+import type { NewTask } from "../src/runner/task-store.js";
 import type { DetailedTask } from "../src/wire/task-shapes.js";
 
 export const fixtureEnv = env as unknown as FixtureEnv;
@@ -18,6 +19,26 @@ export function probeFor(name: string) {
   return fixtureEnv.PROBE.get(fixtureEnv.PROBE.idFromName(name));
 }
 
+/**
+ * What `create` is given for fixture tool `tool` under `taskId`: its input names the task's own probe
+ * (`probe-<taskId>`, see probeFor), alice's, a minute to live unless `ttlMs` says otherwise, polled every 100 ms.
+ */
+export function fixtureTask(
+  taskId: string,
+  tool: string,
+  input: Record<string, unknown> = {},
+  options: { principal?: string; ttlMs?: number | null } = {},
+): NewTask {
+  return {
+    taskId,
+    principal: options.principal ?? "alice",
+    tool,
+    input: JSON.stringify({ probe: `probe-${taskId}`, ...input }),
+    ttlMs: options.ttlMs === undefined ? 60_000 : options.ttlMs,
+    pollIntervalMs: 100,
+  };
+}
+
 /** Creates a fixture task on a fresh TaskRunner, with its own probe. */
 export async function startTask(
   tool: string,
@@ -29,14 +50,7 @@ export async function startTask(
   const principal = options.principal ?? "alice";
   const probeName = `probe-${taskId}`;
   const stub = namespace.get(namespace.idFromName(taskId)) as unknown as DurableObjectStub & TaskRunnerRpc;
-  await stub.create({
-    taskId,
-    principal,
-    tool,
-    input: JSON.stringify({ probe: probeName, ...input }),
-    ttlMs: options.ttlMs === undefined ? 60_000 : options.ttlMs,
-    pollIntervalMs: 100,
-  });
+  await stub.create(fixtureTask(taskId, tool, input, options));
   return { taskId, access: { taskId, principal }, stub, probe: probeFor(probeName), probeName };
 }
 

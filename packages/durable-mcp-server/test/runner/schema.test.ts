@@ -5,7 +5,7 @@ import { migrate, SCHEMA_VERSION, schemaVersion } from "../../src/runner/schema.
 import { DERIVED_KEY } from "../../src/steps/journal.js";
 import { StepKeys } from "../../src/steps/step-keys.js";
 import { TaskStore } from "../../src/runner/task-store.js";
-import { fixtureEnv, isFinal, probeFor, waitForTask } from "../helpers.js";
+import { fixtureEnv, fixtureTask, isFinal, probeFor, waitForTask } from "../helpers.js";
 import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
 
 describe("schema migrations", () => {
@@ -29,14 +29,7 @@ describe("schema migrations", () => {
         fixtureEnv.TASK_RUNNER.idFromName(taskId),
       ) as unknown as DurableObjectStub & TaskRunnerRpc;
       if (make === "create") {
-        await stub.create({
-          taskId,
-          principal: "alice",
-          tool: "three_steps",
-          input: JSON.stringify({ probe: `probe-${taskId}` }),
-          ttlMs: 60_000,
-          pollIntervalMs: 100,
-        });
+        await stub.create(fixtureTask(taskId, "three_steps"));
       } else {
         expect(await stub.prepare()).toBe(true);
       }

@@ -1,6 +1,7 @@
 // The step journal read straight from SQLite (not through StepJournal, which would first write what it holds), one
-// row per step: a row's packed steps (schema 11, journal.ts PackedStep) expanded into the rows they stand for, with
-// the values such a row has (a `do` step done at attempt 1, its key derived, attempt 1 timed from start to result).
+// row per step: a row's packed steps (schema 11, packed-steps.ts PackedStep) expanded into the rows they stand for,
+// with the values such a row has (a `do` step done at attempt 1, its key derived, attempt 1 timed from start to
+// result).
 
 export interface JournalRow {
   name: string;

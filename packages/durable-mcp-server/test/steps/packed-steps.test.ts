@@ -1,5 +1,5 @@
-// Steps packed into the row before them (schema 11, journal.ts PackedStep; issue 15, step engine round 3): a run of
-// new steps that returned at their first attempt is written as one row, not one each. These run the engine on a real
+// Steps packed into the row before them (schema 11, packed-steps.ts PackedStep; issue 15, step engine round 3): a run
+// of new steps that returned at their first attempt is written as one row, not one each. These run the engine on a real
 // SQLite Durable Object and check that the packed journal is the same journal: replayed without running a body
 // again, and read (steps, timeline with its attempt history and result sizes, completed steps) exactly as the same
 // steps written a row each.

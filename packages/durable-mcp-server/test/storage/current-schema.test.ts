@@ -15,7 +15,7 @@ import {
   schemaVersion,
   type VersionedSchema,
 } from "../../src/storage/migrations.js";
-import { fixtureEnv, isFinal, waitForTask } from "../helpers.js";
+import { fixtureEnv, fixtureTask, isFinal, waitForTask } from "../helpers.js";
 
 /**
  * One statement's SQL as SQLite keeps it, up to layout: `ALTER TABLE … ADD COLUMN` splices text into the stored
@@ -165,14 +165,7 @@ describe("the objects' own entry points", () => {
   it("a task created on a new TaskRunner gets the current script's tables, verbatim", async () => {
     const taskId = newTaskId();
     const stub = freshObject("TASK_RUNNER") as DurableObjectStub & TaskRunnerRpc;
-    await stub.create({
-      taskId,
-      principal: "alice",
-      tool: "three_steps",
-      input: JSON.stringify({ probe: `probe-${taskId}` }),
-      ttlMs: 60_000,
-      pollIntervalMs: 100,
-    });
+    await stub.create(fixtureTask(taskId, "three_steps"));
     expect((await storedSql(stub)).toSorted()).toEqual(statementsOf(TASK_RUNNER_SCHEMA).toSorted());
     // The task runs on it to its end (and leaves nothing running after the test).
     expect((await waitForTask({ stub, access: { taskId, principal: "alice" } }, isFinal)).status).toBe("completed");
