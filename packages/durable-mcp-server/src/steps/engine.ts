@@ -1,14 +1,4 @@
-import { NonRetryableError as WorkflowsNonRetryableError } from "cloudflare:workflows";
-import {
-  describeError,
-  InputTimeoutError,
-  InputUnavailableError,
-  NonRetryableError,
-  ReplayDivergenceError,
-  StepFailedError,
-  StepResultError,
-  StepTimeoutError,
-} from "../errors/errors.js";
+import { describeError, InputTimeoutError, InputUnavailableError, ReplayDivergenceError } from "../errors/errors.js";
 import { EventTimeoutError } from "../errors/event-errors.js";
 import {
   MAX_EVENT_TYPE_LENGTH,
@@ -35,7 +25,20 @@ import {
   type StepRecord,
 } from "./journal.js";
 import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
+import { LiveAttempt, LiveAttempts, type StepBody } from "./live-attempt.js";
 import { StepKeys } from "./step-keys.js";
+import {
+  inputFailure,
+  isNonRetryable,
+  parseJson,
+  sameAsJson,
+  serializeResult,
+  spilledKey,
+  spillResult,
+  stepFailure,
+  utf8Length,
+  type ResultSpill,
+} from "./step-results.js";
 import type {
   ElicitRequest,
   ElicitResult,
@@ -43,40 +46,15 @@ import type {
   FileStep,
   InputOptions,
   InputRequest,
-  Serializable,
   Step,
-  StepAttempt,
   TaskEvent,
   TaskFiles,
   WaitForEventOptions,
   WebhookUrlOptions,
 } from "./types.js";
 
-/**
- * Whether `value` reads back from its JSON text as itself, so that a step can return it without parsing the text it
- * was just serialized to: strings, booleans, null and finite numbers other than -0 (which JSON writes as 0).
- */
-function sameAsJson(value: unknown): boolean {
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return true;
-    case "number":
-      return Number.isFinite(value) && !Object.is(value, -0);
-    default:
-      return value === null;
-  }
-}
-
-/** A journaled result that starts with this is a reference to R2; JSON text never starts with "@". */
-const SPILLED = "@r2:";
-
-/** Where results too large for the journal go. */
-export interface ResultSpill {
-  /** Stores the JSON text of step `name`'s result; returns the key to journal. */
-  put(name: string, text: string): Promise<string>;
-  get(key: string): Promise<string>;
-}
+// Imported from here by the runner and files/ (the engine's public face inside the library).
+export { serializeResult, type ResultSpill } from "./step-results.js";
 
 /** What the engine needs from the TaskRunner that hosts it. */
 export interface EngineHost {
@@ -158,165 +136,9 @@ export function runWithJournal<I>(
   return new StepEngine(host).run(handler, input);
 }
 
-type StepBody = (attempt: StepAttempt) => unknown;
-
 /** A step's key in the engine's maps: occurrence first, so that no name can make two keys meet. */
 function keyOf(name: string, occurrence: number): string {
   return `${occurrence}:${name}`;
-}
-
-/**
- * A step attempt under way, and the `StepAttempt` its body receives (see StepEngine.attempt). One object per
- * attempt and no closures of its own, so a body that returns at once costs no AbortController, timer or key. Its
- * state is in private fields (a body that logs or spreads its argument sees only `attempt`); the engine reaches
- * it through the static functions below.
- */
-class LiveAttempt implements StepAttempt {
-  readonly attempt: number;
-  #engine: StepEngine;
-  #name: string;
-  #occurrence: number;
-  #label: string;
-  #deadline: number;
-  #timeoutMs: number;
-  #key: string | null;
-  #controller: AbortController | undefined = undefined;
-  #reject: ((reason: unknown) => void) | undefined = undefined;
-  #resolve: ((value: unknown) => void) | undefined = undefined;
-  #body: StepBody | undefined = undefined;
-  /** Neighbours in the run's LiveList while listed (see LiveList). */
-  #prev: LiveAttempt | undefined = undefined;
-  #next: LiveAttempt | undefined = undefined;
-  #listed = false;
-
-  constructor(
-    engine: StepEngine,
-    entry: { name: string; occurrence: number; label: string },
-    attempt: number,
-    /** The key a row journaled when keys were still stored (null: derive it). */
-    journaledKey: string | null,
-    deadline: number,
-    timeoutMs: number,
-  ) {
-    this.attempt = attempt;
-    this.#engine = engine;
-    this.#name = entry.name;
-    this.#occurrence = entry.occurrence;
-    this.#label = entry.label;
-    this.#key = journaledKey;
-    this.#deadline = deadline;
-    this.#timeoutMs = timeoutMs;
-  }
-
-  /**
-   * Derived when the body first reads it, not at every attempt: HMAC(salt, `${occurrence}:${name}`) is
-   * deterministic, so every attempt, replay and run after an eviction derives the same key (step-keys.ts).
-   */
-  get idempotencyKey(): string {
-    return (this.#key ??= this.#engine.keys.derive(this.#name, this.#occurrence));
-  }
-
-  /** The body asked for its signal: a controller that cancel can abort, and whose abort ends the attempt. */
-  get signal(): AbortSignal {
-    if (!this.#controller) {
-      const controller = new AbortController();
-      this.#controller = controller;
-      this.#engine.host.controllers.add(controller);
-      controller.signal.addEventListener("abort", () => this.#reject?.(controller.signal.reason));
-    }
-    return this.#controller.signal;
-  }
-
-  static settleWith(
-    live: LiveAttempt,
-    body: StepBody,
-    resolve: (value: unknown) => void,
-    reject: (reason: unknown) => void,
-  ): void {
-    live.#body = body;
-    live.#resolve = resolve;
-    live.#reject = reject;
-  }
-
-  /**
-   * Runs the body (a promise reaction, so never inside the step's own synchronous turn) and settles the attempt with
-   * it: a promise it returns is followed directly rather than adopted by a derived promise, two microtask hops fewer
-   * per step. A body that throws, or is not a function, rejects the attempt (retried like any failure).
-   */
-  static run(live: LiveAttempt): void {
-    try {
-      const value = (live.#body as StepBody)(live);
-      if (value instanceof Promise) value.then(live.#resolve, live.#reject);
-      else live.#resolve!(value);
-    } catch (error) {
-      live.#reject!(error);
-    }
-  }
-
-  static deadline(live: LiveAttempt): number {
-    return live.#deadline;
-  }
-
-  static timeoutError(live: LiveAttempt): StepTimeoutError {
-    return new StepTimeoutError(live.#label, live.#timeoutMs);
-  }
-
-  /** The attempt is over (settled, or ended by abort): its controller is no longer cancel's to abort. */
-  static end(live: LiveAttempt): void {
-    if (live.#controller) live.#engine.host.controllers.delete(live.#controller);
-  }
-
-  /** Appends `live` to `list` (after every attempt listed before it, as a Set would iterate). */
-  static link(list: LiveList, live: LiveAttempt): void {
-    if (live.#listed) return;
-    live.#listed = true;
-    live.#prev = list.tail;
-    if (list.tail) list.tail.#next = live;
-    else list.head = live;
-    list.tail = live;
-    list.size++;
-  }
-
-  /** Takes `live` out of `list`; nothing when it is not in it (an attempt is unlinked by abort and again at its end). */
-  static unlink(list: LiveList, live: LiveAttempt): void {
-    if (!live.#listed) return;
-    live.#listed = false;
-    const prev = live.#prev;
-    const next = live.#next;
-    if (prev) prev.#next = next;
-    else list.head = next;
-    if (next) next.#prev = prev;
-    else list.tail = prev;
-    live.#prev = live.#next = undefined;
-    list.size--;
-  }
-
-  /** The listed attempts, oldest first, as a copy: the caller may unlink them as it goes. */
-  static all(list: LiveList): LiveAttempt[] {
-    const all: LiveAttempt[] = [];
-    for (let live = list.head; live; live = live.#next) all.push(live);
-    return all;
-  }
-
-  /** Ends `live` with `reason`, aborting its signal if the body has one. */
-  static abort(live: LiveAttempt, reason: unknown): void {
-    const controller = live.#controller;
-    if (controller) {
-      live.#engine.host.controllers.delete(controller);
-      controller.abort(reason);
-    }
-    live.#reject?.(reason);
-  }
-}
-
-/**
- * The attempts of a run under way, in the order they started: a list threaded through the attempts themselves
- * (LiveAttempt.link / unlink), so that the attempt every step adds and removes costs no hashing, as a Set's did.
- */
-interface LiveList {
-  head: LiveAttempt | undefined;
-  tail: LiveAttempt | undefined;
-  size: number;
 }
 
 /** A new step or patch marker waiting for the replay to catch up (see StepEngine.atFrontier). */
@@ -373,15 +195,15 @@ class StepEngine {
   private lastYieldAt: number;
   /** Until when the run yields every RUN_YIELD_SHARED_MS rather than RUN_YIELD_MS (others need the thread). */
   private sharedUntil = 0;
-  /** Step attempts under way, and the one timer that times them out (see attempt). */
-  private readonly live: LiveList = { head: undefined, tail: undefined, size: 0 };
-  private sweep: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  /** Step attempts under way, and the one timer that times them out. */
+  private readonly live: LiveAttempts;
   /** The yield under way, shared by steps started together (Promise.all). */
   private yielding: Promise<void> | undefined;
 
   constructor(readonly host: EngineHost) {
     // The engine's clock is the host's (tests drive it): the first chunk is timed from it too.
     this.lastYieldAt = host.now();
+    this.live = new LiveAttempts(host);
     for (const record of host.journal.load()) {
       const key = keyOf(record.name, record.occurrence);
       this.records.set(key, record);
@@ -402,7 +224,7 @@ class StepEngine {
     this.cancelWatch.signal.addEventListener("abort", () => {
       if (!this.host.isCancelled()) return;
       // Attempts whose body never asked for a signal have no controller of their own to abort: end them here.
-      for (const live of LiveAttempt.all(this.live)) this.abortAttempt(live, this.cancelWatch.signal.reason);
+      this.live.abortAll(this.cancelWatch.signal.reason);
       this.finish({ kind: "cancelled" });
     });
     this.host.controllers.add(this.cancelWatch);
@@ -420,10 +242,7 @@ class StepEngine {
     if (this.settled) return;
     this.settled = true;
     // Attempts still live (a cancel, or a handler that returned without awaiting a step) end with the run.
-    if (this.live.size === 0 && this.sweep) {
-      clearTimeout(this.sweep.timer);
-      this.sweep = undefined;
-    }
+    this.live.stopSweepIfIdle();
     this.host.controllers.delete(this.cancelWatch);
     this.settle(this.host.isCancelled() ? { kind: "cancelled" } : outcome);
   }
@@ -629,9 +448,12 @@ class StepEngine {
     );
     try {
       const limit = this.host.spill ? MAX_SPILLED_RESULT_BYTES : MAX_STEP_RESULT_BYTES;
-      const value = await this.attempt(live, fn);
+      const value = await this.live.start(live, fn);
       const text = serializeResult(label, value, limit);
-      const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(label, text) : text;
+      const stored =
+        text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES
+          ? await spillResult(this.host.spill!, this.host.event, label, text)
+          : text;
       // Cancelled while the result was being spilled: the run is over, and a cancelled task journals nothing more.
       if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
       if (first) {
@@ -669,8 +491,7 @@ class StepEngine {
       this.host.event("step_retry_scheduled", { step: label, attempt, durationMs, delayMs, error: failed.message });
       return this.park();
     } finally {
-      LiveAttempt.unlink(this.live, live);
-      LiveAttempt.end(live);
+      this.live.end(live);
       this.inFlight--;
       if (this.parked > 0) this.checkQuiescent();
     }
@@ -715,67 +536,18 @@ class StepEngine {
     return true;
   }
 
-  private async spill(name: string, text: string): Promise<string> {
-    const key = await this.host.spill!.put(name, text);
-    this.host.event("step_result_spilled", { step: name, bytes: utf8Length(text) });
-    return `${SPILLED}${key}`;
-  }
-
   private async readResult(stored: string | null): Promise<unknown> {
-    if (stored?.startsWith(SPILLED) && this.host.spill) {
+    const key = spilledKey(stored);
+    if (key !== null && this.host.spill) {
       // Replay work: the frontier check waits for it (atFrontier).
       this.replayReads++;
       try {
-        return parseJson(await this.host.spill.get(stored.slice(SPILLED.length)));
+        return parseJson(await this.host.spill.get(key));
       } finally {
         this.replayReads--;
       }
     }
     return parseJson(stored);
-  }
-
-  /**
-   * Runs one attempt of a step body: settles with the body, or rejects when its timeout passes or the task is
-   * cancelled. The body's AbortController is made only if the body reads `signal`, and one run-level timer
-   * watches every live attempt's deadline (armSweep), so a body that returns at once costs no controller and no
-   * timer of its own. The body runs a microtask later (never inside the caller's synchronous turn), with the
-   * attempt as its argument.
-   */
-  private attempt(live: LiveAttempt, fn: StepBody): Promise<unknown> {
-    LiveAttempt.link(this.live, live);
-    this.armSweep(LiveAttempt.deadline(live));
-    return new Promise<unknown>((resolve, reject) => {
-      LiveAttempt.settleWith(live, fn, resolve, reject);
-      // LiveAttempt.run as the reaction itself (called with the attempt): no closure per attempt.
-      void Promise.resolve(live).then(LiveAttempt.run);
-    });
-  }
-
-  /** Ends `live` with `reason`, aborting its signal if the body has one. */
-  private abortAttempt(live: LiveAttempt, reason: unknown): void {
-    LiveAttempt.unlink(this.live, live);
-    LiveAttempt.abort(live, reason);
-  }
-
-  /** Keeps the run's one timeout timer at or before `deadline`. */
-  private armSweep(deadline: number): void {
-    if (this.sweep && this.sweep.at <= deadline) return;
-    if (this.sweep) clearTimeout(this.sweep.timer);
-    const at = deadline;
-    this.sweep = { at, timer: setTimeout(() => this.sweepDeadlines(), Math.max(0, at - this.host.now())) };
-  }
-
-  /** Times out every live attempt past its deadline, then re-arms for the next one (none: the timer is done). */
-  private sweepDeadlines(): void {
-    this.sweep = undefined;
-    const now = this.host.now();
-    let next = Infinity;
-    for (const live of LiveAttempt.all(this.live)) {
-      const deadline = LiveAttempt.deadline(live);
-      if (deadline <= now) this.abortAttempt(live, LiveAttempt.timeoutError(live));
-      else next = Math.min(next, deadline);
-    }
-    if (next !== Infinity) this.armSweep(next);
   }
 
   private async sleepStep(name: string, wakeAt: () => number): Promise<void> {
@@ -1058,68 +830,7 @@ function toTaskEvent(stored: StoredEvent): TaskEvent {
   return { type: stored.type, payload: JSON.parse(stored.payload), timestamp: new Date(stored.sentAt) };
 }
 
-function parseJson(text: string | null): unknown {
-  return text === null ? undefined : JSON.parse(text);
-}
-
 const filesDisabled: TaskFiles = {
   open: () => Promise.reject(new Error("step.files needs durableMcp(…, { files: … })")),
   write: () => Promise.reject(new Error("step.files needs durableMcp(…, { files: … })")),
 };
-
-/** UTF-8 size of `text`: exact above a third of the journal cap; below it, a count that is also under the cap. */
-function utf8Length(text: string): number {
-  // A UTF-16 code unit is at most 3 UTF-8 bytes: only long texts need the exact count.
-  return text.length * 3 <= MAX_STEP_RESULT_BYTES ? text.length : new TextEncoder().encode(text).byteLength;
-}
-
-/** The JSON text a step result is journaled as; StepResultError when it is not JSON or over `limit` bytes. */
-export function serializeResult(step: string, value: unknown, limit: number): string | null {
-  if (value === undefined) return null;
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value as Serializable);
-  } catch (error) {
-    throw new StepResultError(`step "${step}" returned a value that is not JSON: ${describeError(error).message}`);
-  }
-  if (text === undefined) throw new StepResultError(`step "${step}" returned a value that is not JSON`);
-  const bytes = utf8Length(text);
-  if (bytes > limit) {
-    throw new StepResultError(
-      `step "${step}" returned ${bytes} bytes of JSON; a step result may be at most ${limit} bytes`,
-    );
-  }
-  return text;
-}
-
-/**
- * Whether a `step.do` failure is final at once: our NonRetryableError or Cloudflare Workflows' (so handlers ported
- * from Workflows keep their meaning), subclasses included whatever `name` they set. A name alone is not enough: an
- * unrelated error that merely calls itself "NonRetryableError" is retried like any other.
- */
-export function isNonRetryable(error: unknown): boolean {
-  return error instanceof NonRetryableError || error instanceof WorkflowsNonRetryableError;
-}
-
-/** What a failed input step throws again on replay: the timeout, or the question its client could not answer. */
-function inputFailure(record: StepRecord, label: string): Error {
-  const error = record.error ? (JSON.parse(record.error) as { name?: string; capability?: string }) : {};
-  if (error.name === "InputUnavailableError") {
-    const method = record.request ? (JSON.parse(record.request) as InputRequest).method : "unknown";
-    return new InputUnavailableError(label, method, error.capability ?? "unknown");
-  }
-  return new InputTimeoutError(label);
-}
-
-function stepFailure(record: StepRecord): StepFailedError {
-  const cause = record.error
-    ? (JSON.parse(record.error) as { name: string; message: string; nonRetryable?: boolean })
-    : { name: "Error", message: "step failed" };
-  return new StepFailedError(
-    stepLabel(record.name, record.occurrence),
-    record.attempts,
-    cause.name,
-    cause.message,
-    cause.nonRetryable,
-  );
-}
