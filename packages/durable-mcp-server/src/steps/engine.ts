@@ -1,34 +1,23 @@
-import { describeError, InputTimeoutError, InputUnavailableError, ReplayDivergenceError } from "../errors/errors.js";
-import { EventTimeoutError } from "../errors/event-errors.js";
+import { describeError, ReplayDivergenceError } from "../errors/errors.js";
 import {
-  MAX_EVENT_TYPE_LENGTH,
   MAX_SPILLED_RESULT_BYTES,
   MAX_STEP_NAME_LENGTH,
   MAX_STEP_RESULT_BYTES,
-  REPLAY_QUIET_MS,
   RUN_YIELD_MS,
   RUN_YIELD_SHARED_GAP_MS,
   RUN_YIELD_SHARED_HOLD_MS,
   RUN_YIELD_SHARED_MS,
   RUN_YIELD_STEPS,
 } from "../limits.js";
-import type { TaskEventSink } from "../task-events.js";
-import { toMilliseconds, type Duration } from "./duration.js";
-import {
-  DERIVED_KEY,
-  PATCH_OCCURRENCE,
-  parseStepLabel,
-  stepLabel,
-  type FirstAttempt,
-  type StepJournal,
-  type StepKind,
-  type StepRecord,
-} from "./journal.js";
-import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
+import type { EngineHost, RunOutcome } from "./engine-host.js";
+import { DERIVED_KEY, stepLabel, type FirstAttempt, type StepKind, type StepRecord } from "./journal.js";
 import { LiveAttempt, LiveAttempts, type StepBody } from "./live-attempt.js";
+import { ReplayFrontier } from "./replay-frontier.js";
+import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
+import { stepApi, type StepRunner } from "./step-api.js";
+import type { Entry, FrontierKind } from "./step-core.js";
 import { StepKeys } from "./step-keys.js";
 import {
-  inputFailure,
   isNonRetryable,
   parseJson,
   sameAsJson,
@@ -37,91 +26,16 @@ import {
   spillResult,
   stepFailure,
   utf8Length,
-  type ResultSpill,
 } from "./step-results.js";
-import type {
-  ElicitRequest,
-  ElicitResult,
-  FileRef,
-  FileStep,
-  InputOptions,
-  InputRequest,
-  Step,
-  TaskEvent,
-  TaskFiles,
-  WaitForEventOptions,
-  WebhookUrlOptions,
-} from "./types.js";
+import type { Step } from "./types.js";
+
+// The step engine: one run of a task handler against its journal. It claims steps (enter), holds new ones at the
+// replay's frontier, runs `step.do` (doStep, the per-step hot path), yields to the event loop, and decides when the
+// run ends. The other step kinds live beside it (waits.ts, event-steps.ts, patches.ts) against its StepCore face.
 
 // Imported from here by the runner and files/ (the engine's public face inside the library).
+export type { EngineHost, EventHost, RunOutcome, StoredEvent } from "./engine-host.js";
 export { serializeResult, type ResultSpill } from "./step-results.js";
-
-/** What the engine needs from the TaskRunner that hosts it. */
-export interface EngineHost {
-  taskId: string;
-  /** The task's secret the steps' idempotency keys are derived from (see step-keys.ts). */
-  stepKeySalt: string;
-  journal: StepJournal;
-  now(): number;
-  isCancelled(): boolean;
-  setStatus(message: string, progress: number | undefined): void;
-  /** A new input request was journaled: the task is now `input_required`. */
-  inputRequested(): void;
-  /**
-   * The capability the task's client lacks to answer `request` (e.g. "elicitation.form"), or null when it can.
-   * Fixed for the task's life, so a replay decides as the first run did. Absent: every question can be asked.
-   */
-  inputUnavailable?(request: InputRequest): string | null;
-  /** Wall-clock time after which the run hands off to a fresh alarm at the next step boundary. */
-  handoffAt: number;
-  /** Every live AbortController of this run, so that cancel can abort them. */
-  controllers: Set<AbortController>;
-  /** Receives one structured event per step transition. */
-  event: TaskEventSink;
-  /**
-   * Whether the sink wants `step_started` / `step_finished` (the "all" level): when false the engine does not build
-   * them, one object each per step. Absent: it does.
-   */
-  stepEvents?: boolean;
-  /** Builds `step.files` (given how to journal an artifact write as a step), when the deployment has files. */
-  files?: (doStep: FileStep) => TaskFiles;
-  /** Spills results over MAX_STEP_RESULT_BYTES to R2, when the deployment has files. */
-  spill?: ResultSpill;
-  /** The task's event inbox and webhook URLs (`step.waitForEvent`, `step.webhookUrl`). */
-  events?: EventHost;
-}
-
-/** An event as the journal and the inbox keep it: JSON, its time as ms since epoch. */
-export interface StoredEvent {
-  type: string;
-  /** JSON text of the payload. */
-  payload: string;
-  sentAt: number;
-}
-
-/** What event steps need from the TaskRunner: its inbox of buffered events, and the signer of webhook URLs. */
-export interface EventHost {
-  /**
-   * Removes and returns the oldest buffered event of `type`, or null. Synchronous on purpose: the engine journals
-   * the step in the same turn, so the take and the journal write commit together.
-   */
-  take(type: string): StoredEvent | null;
-  /** Step `label` now waits for `type` (the runner names the wait in the status message). */
-  waiting(label: string, type: string): void;
-  /** Mints the signed URL of webhook `hookId` of this task. */
-  webhookUrl(hook: { hookId: string; type: string; expiresAt: number }): Promise<string>;
-}
-
-/** Default timeout of `step.waitForEvent` and lifetime of a `step.webhookUrl`, as in Cloudflare Workflows. */
-const DEFAULT_EVENT_WAIT_MS = 24 * 60 * 60_000;
-
-export type RunOutcome =
-  | { kind: "returned"; value: unknown }
-  | { kind: "threw"; error: unknown }
-  /** Waiting on a clock or on input; the runner arms the alarm from the journal. */
-  | { kind: "suspended"; immediate: boolean }
-  | { kind: "diverged"; error: ReplayDivergenceError }
-  | { kind: "cancelled" };
 
 /**
  * Runs a task handler once against its journal. Journaled steps return their stored outcome without running;
@@ -141,27 +55,7 @@ function keyOf(name: string, occurrence: number): string {
   return `${occurrence}:${name}`;
 }
 
-/** A new step or patch marker waiting for the replay to catch up (see StepEngine.atFrontier). */
-interface Gate {
-  kind: "step" | "patch";
-  label: string;
-  resolve: (atFrontier: boolean) => void;
-}
-
-/** A step this run has claimed: which use of its name it is, and its journal row unless it is new. */
-interface Entry {
-  name: string;
-  occurrence: number;
-  /** Its key in `records` (keyOf), made only when the journal has rows: a new task's steps need none. */
-  key: string | undefined;
-  /** How the step is named to people (stepLabel). */
-  label: string;
-  record: StepRecord | undefined;
-}
-
-const INPUT_METHODS = new Set(["elicitation/create", "sampling/createMessage", "roots/list"]);
-
-class StepEngine {
+class StepEngine implements StepRunner {
   /** The journal by step key (keyOf). */
   private readonly records = new Map<string, StepRecord>();
   /** Journaled steps (keys) this run has not reached yet; while any remain, the handler is replaying. */
@@ -174,22 +68,13 @@ class StepEngine {
   /** Set once this run journaled new progress; a handoff only ever happens after some. */
   private progressed = false;
   private settle!: (outcome: RunOutcome) => void;
-  private settled = false;
+  settled = false;
   private readonly cancelWatch = new AbortController();
   private readonly stepEvents: boolean;
   /** Derives the steps' idempotency keys (read by LiveAttempt when a body asks for its key). */
   readonly keys: StepKeys;
-  /** New steps and patch markers reached while journaled steps remain unvisited (see atFrontier). */
-  private readonly gated: Gate[] = [];
-  /** Visits of journaled steps so far: the replay's progress, which the frontier check watches. */
-  private visits = 0;
-  private visitsAtCheck = -1;
-  private lastProgressAt = 0;
-  /** Journaled results being read back from R2: replay work the frontier check waits for. */
-  private replayReads = 0;
-  private frontierTimer = false;
-  /** `step.patched` answers of this run, by patch id: asked twice, a patch answers the same. */
-  private readonly patches = new Map<string, Promise<boolean>>();
+  /** Where the replay is: the new steps and patch markers waiting for it to catch up with the journal. */
+  private readonly frontier: ReplayFrontier;
   /** New steps since the run last yielded to the event loop, and when it did (see yieldIfDue). */
   private stepsSinceYield = 0;
   private lastYieldAt: number;
@@ -204,6 +89,7 @@ class StepEngine {
     // The engine's clock is the host's (tests drive it): the first chunk is timed from it too.
     this.lastYieldAt = host.now();
     this.live = new LiveAttempts(host);
+    this.frontier = new ReplayFrontier(this, this.records, this.unvisited);
     for (const record of host.journal.load()) {
       const key = keyOf(record.name, record.occurrence);
       this.records.set(key, record);
@@ -228,7 +114,7 @@ class StepEngine {
       this.finish({ kind: "cancelled" });
     });
     this.host.controllers.add(this.cancelWatch);
-    const step = this.stepApi();
+    const step = stepApi(this);
     Promise.resolve()
       .then(() => handler(input, step))
       .then(
@@ -238,7 +124,7 @@ class StepEngine {
     return outcome;
   }
 
-  private finish(outcome: RunOutcome): void {
+  finish(outcome: RunOutcome): void {
     if (this.settled) return;
     this.settled = true;
     // Attempts still live (a cancel, or a handler that returned without awaiting a step) end with the run.
@@ -248,7 +134,7 @@ class StepEngine {
   }
 
   /** Parks the caller for good; the run suspends once no step body is in flight. */
-  private park(): Promise<never> {
+  park(): Promise<never> {
     this.parked++;
     this.checkQuiescent();
     return new Promise<never>(() => {});
@@ -261,7 +147,7 @@ class StepEngine {
     }, 0);
   }
 
-  private halt(outcome?: RunOutcome): Promise<never> {
+  halt(outcome?: RunOutcome): Promise<never> {
     if (outcome) this.finish(outcome);
     return new Promise<never>(() => {});
   }
@@ -271,7 +157,7 @@ class StepEngine {
    * (its journal record, undefined when new), or "halt" when the run must not go on (cancelled, diverged), or
    * "handoff" before a new step once the alarm's wall-clock budget is spent.
    */
-  private enter(name: string, kind: StepKind, now?: number): Entry | "halt" | "handoff" {
+  enter(name: string, kind: StepKind, now?: number): Entry | "halt" | "handoff" {
     if (this.settled) return "halt";
     if (this.host.isCancelled()) {
       this.finish({ kind: "cancelled" });
@@ -289,7 +175,7 @@ class StepEngine {
       return "handoff";
     }
     this.uses.set(name, occurrence);
-    if (record) this.visit(key!);
+    if (record) this.frontier.visit(key!);
     if (record && record.kind !== kind) {
       const detail = `the journal holds a "${record.kind}" step where the code now asks for "${kind}"`;
       this.finish({ kind: "diverged", error: new ReplayDivergenceError(stepLabel(name, occurrence), detail) });
@@ -298,87 +184,37 @@ class StepEngine {
     return { name, occurrence, key, label: stepLabel(name, occurrence), record };
   }
 
-  private visit(key: string): void {
-    if (!this.unvisited.delete(key)) return;
-    this.visits++;
-    // The replay has caught up: every step waiting at the frontier may go on.
-    if (this.unvisited.size === 0) this.releaseGates(true);
-  }
-
-  /**
-   * Whether this run may go on from a new step (or journal a patch marker) at this point. While journaled steps
-   * remain unvisited, the run is still replaying: the new step waits until the replay catches up (true), or until
-   * the handler is quiescent with journaled steps still never reached (false): no visit for REPLAY_QUIET_MS and
-   * no journaled result being read. A parallel branch replaying its journaled steps thus never counts as a
-   * divergence; a renamed, removed or reordered step does. Step bodies in flight do not hold the decision up: a
-   * step that is running was reached, and nothing journaled can come after it in its own branch.
-   */
-  private atFrontier(kind: Gate["kind"], label: string): boolean | Promise<boolean> {
-    if (this.unvisited.size === 0) return true;
-    return new Promise<boolean>((resolve) => {
-      // Counted in flight, so that a sibling's park cannot suspend the run before this is decided.
-      this.inFlight++;
-      // The quiet window runs from the first step to wait, or from the last progress a check saw.
-      if (this.gated.length === 0) this.lastProgressAt = Date.now();
-      this.gated.push({ kind, label, resolve });
-      this.scheduleFrontierCheck();
-    });
-  }
-
-  private releaseGates(atFrontier: boolean, kind?: Gate["kind"]): void {
-    const released = this.gated.filter((gate) => kind === undefined || gate.kind === kind);
-    if (released.length === 0) return;
-    this.gated.splice(0, this.gated.length, ...this.gated.filter((gate) => !released.includes(gate)));
-    this.inFlight -= released.length;
-    for (const gate of released) gate.resolve(atFrontier);
-    if (this.parked > 0) this.checkQuiescent();
-  }
-
-  private scheduleFrontierCheck(delayMs = 0): void {
-    if (this.frontierTimer) return;
-    this.frontierTimer = true;
-    setTimeout(() => {
-      this.frontierTimer = false;
-      this.checkFrontier();
-    }, delayMs);
-  }
-
-  private checkFrontier(): void {
-    if (this.gated.length === 0) return;
-    if (this.settled) return this.releaseGates(false);
-    // Still replaying: look again a macrotask later (the replay itself runs in microtasks).
-    if (this.visits !== this.visitsAtCheck || this.replayReads > 0) {
-      this.visitsAtCheck = this.visits;
-      this.lastProgressAt = Date.now();
-      return this.scheduleFrontierCheck();
-    }
-    const quietFor = Date.now() - this.lastProgressAt;
-    if (quietFor < REPLAY_QUIET_MS) return this.scheduleFrontierCheck(REPLAY_QUIET_MS - quietFor);
-    // Quiescent, still behind the journal. Patch markers answer first (false: this task journaled past them on
-    // the old path), since the old path may lead their branches to the journaled steps still unvisited.
-    if (this.gated.some((gate) => gate.kind === "patch")) {
-      this.releaseGates(false, "patch");
-      return this.scheduleFrontierCheck();
-    }
-    const step = this.gated[0]!.label;
-    const [unreached] = this.unvisited;
-    const old = this.records.get(unreached!)!;
-    const oldLabel = stepLabel(old.name, old.occurrence);
-    const detail =
-      `the code goes on to step "${step}", which the journal does not have, while the journal's ` +
-      `"${old.kind}" step "${oldLabel}" (${old.state}) was never reached: was it renamed, removed or reordered?`;
-    this.finish({ kind: "diverged", error: new ReplayDivergenceError(step, detail, oldLabel) });
-    this.releaseGates(false);
+  /** See ReplayFrontier.reach. */
+  atFrontier(kind: FrontierKind, label: string): boolean | Promise<boolean> {
+    return this.frontier.reach(kind, label);
   }
 
   /** Journals `record`. */
-  private write(record: StepRecord): void {
+  write(record: StepRecord): void {
     this.progressed = true;
     this.records.set(keyOf(record.name, record.occurrence), record);
     this.host.journal.write(record, this.host.now());
   }
 
-  private async doStep(name: string, config: StepConfig | undefined, fn: StepBody): Promise<unknown> {
+  get replaying(): boolean {
+    return this.unvisited.size > 0;
+  }
+
+  isJournaled(name: string, occurrence: number): boolean {
+    return this.records.has(keyOf(name, occurrence));
+  }
+
+  workStarted(): void {
+    this.inFlight++;
+  }
+
+  workEnded(count = 1): void {
+    this.inFlight -= count;
+    if (this.parked > 0) this.checkQuiescent();
+  }
+
+  /** `step.do`: the per-step hot path (no indirection, allocation or await here that a step does not need). */
+  async doStep(name: string, config: StepConfig | undefined, fn: StepBody): Promise<unknown> {
     const policy = resolveStepConfig(config);
     // One clock read for the step's start (the handoff check, the yield check, startedAt), read again only after an
     // await below: the host's clock is a call into the runtime.
@@ -539,298 +375,14 @@ class StepEngine {
   private async readResult(stored: string | null): Promise<unknown> {
     const key = spilledKey(stored);
     if (key !== null && this.host.spill) {
-      // Replay work: the frontier check waits for it (atFrontier).
-      this.replayReads++;
+      // Replay work: the frontier check waits for it.
+      this.frontier.replayReads++;
       try {
         return parseJson(await this.host.spill.get(key));
       } finally {
-        this.replayReads--;
+        this.frontier.replayReads--;
       }
     }
     return parseJson(stored);
   }
-
-  private async sleepStep(name: string, wakeAt: () => number): Promise<void> {
-    const entry = this.enter(name, "sleep");
-    if (entry === "halt") return this.halt();
-    if (entry === "handoff") return this.park();
-    const { occurrence, record: journaled } = entry;
-    const label = stepLabel(name, occurrence);
-    if (!journaled && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
-    if (journaled?.state === "done") return;
-    const due = journaled ? (journaled.wakeAt ?? 0) : wakeAt();
-    if (!Number.isFinite(due)) throw new RangeError(`step "${label}": cannot sleep until ${due}`);
-    const record: StepRecord = {
-      name,
-      occurrence,
-      kind: "sleep",
-      state: "waiting",
-      attempts: 0,
-      result: null,
-      error: null,
-      wakeAt: due,
-      request: null,
-    };
-    if (due <= this.host.now()) {
-      this.write({ ...record, state: "done" });
-      if (journaled) this.host.event("sleep_finished", { step: label });
-      return;
-    }
-    if (!journaled) {
-      this.write(record);
-      this.host.event("sleep_started", { step: label, wakeAt: new Date(due).toISOString() });
-    }
-    return this.park();
-  }
-
-  private async inputStep(name: string, request: InputRequest, options: InputOptions | undefined): Promise<unknown> {
-    if (!INPUT_METHODS.has(request?.method)) {
-      throw new TypeError(`step "${name}": input method must be one of ${[...INPUT_METHODS].join(", ")}`);
-    }
-    if (typeof name === "string" && parseStepLabel(name).name !== name) {
-      // `confirm#2` is the key of the second use of `confirm`: an input step of that name would share its key.
-      throw new TypeError(`step "${name}": an input step's name may not end in "#" and a number`);
-    }
-    const timeoutMs = options?.timeout === undefined ? undefined : toMilliseconds(options.timeout);
-    const entry = this.enter(name, "input");
-    if (entry === "halt") return this.halt();
-    if (entry === "handoff") return this.park();
-    const { occurrence, record } = entry;
-    // The request's key on the wire: `confirm`, then `confirm#2`, … (unique per task, as the spec requires).
-    const label = stepLabel(name, occurrence);
-    if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
-    if (!record) {
-      const missing = this.host.inputUnavailable?.(request) ?? null;
-      if (missing !== null) {
-        // Journaled as failed, never as waiting: the task is not `input_required` for a question nobody can answer.
-        const unavailable = new InputUnavailableError(label, request.method, missing);
-        this.write({
-          name,
-          occurrence,
-          kind: "input",
-          state: "failed",
-          attempts: 0,
-          result: null,
-          error: JSON.stringify({ ...describeError(unavailable), capability: missing }),
-          wakeAt: null,
-          request: JSON.stringify(request),
-        });
-        this.host.event("input_unavailable", { step: label, method: request.method, capability: missing });
-        throw unavailable;
-      }
-      const wakeAt = timeoutMs === undefined ? null : this.host.now() + timeoutMs;
-      this.write({
-        name,
-        occurrence,
-        kind: "input",
-        state: "waiting",
-        attempts: 0,
-        result: null,
-        error: null,
-        wakeAt,
-        request: JSON.stringify(request),
-      });
-      this.host.event("input_requested", { step: label, method: request.method });
-      this.host.inputRequested();
-      return this.park();
-    }
-    if (record.state === "done") return parseJson(record.result);
-    if (record.state === "failed") throw inputFailure(record, label);
-    if (record.wakeAt !== null && record.wakeAt <= this.host.now()) {
-      // The timeout is journaled first; an answer arriving later finds the key no longer outstanding.
-      const timedOut = new InputTimeoutError(label);
-      this.write({ ...record, state: "failed", error: JSON.stringify(describeError(timedOut)) });
-      this.host.event("input_timed_out", { step: label });
-      throw timedOut;
-    }
-    return this.park();
-  }
-
-  /**
-   * `step.waitForEvent`: journaled as kind "event". New: takes the oldest buffered event of its type at once, else
-   * journals a wait (state "waiting", `request` = its type, `wakeAt` = its deadline) that a delivery completes in the
-   * journal (StepJournal.deliverEvent). Replays return the journaled event, or rethrow the timeout.
-   */
-  private async eventStep(name: string, options: WaitForEventOptions): Promise<TaskEvent> {
-    const type = eventType(name, options?.type);
-    const timeoutMs = options.timeout === undefined ? DEFAULT_EVENT_WAIT_MS : toMilliseconds(options.timeout);
-    const events = this.eventHost(name);
-    const entry = this.enter(name, "event");
-    if (entry === "halt") return this.halt();
-    if (entry === "handoff") return this.park();
-    const { occurrence, record } = entry;
-    const label = stepLabel(name, occurrence);
-    if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
-    if (!record) {
-      const base: StepRecord = {
-        name,
-        occurrence,
-        kind: "event",
-        state: "waiting",
-        attempts: 0,
-        result: null,
-        error: null,
-        wakeAt: this.host.now() + timeoutMs,
-        request: JSON.stringify({ type }),
-      };
-      // Taken and journaled in one synchronous turn: they commit together, so an event is never lost or taken twice.
-      const buffered = events.take(type);
-      if (buffered) {
-        this.write({ ...base, state: "done", wakeAt: null, result: JSON.stringify(buffered) });
-        this.host.event("event_received", { step: label, type, buffered: true });
-        return toTaskEvent(buffered);
-      }
-      this.write(base);
-      events.waiting(label, type);
-      this.host.event("event_waiting", { step: label, type, timeoutMs });
-      return this.park();
-    }
-    if (record.state === "done") return toTaskEvent(JSON.parse(record.result ?? "null") as StoredEvent);
-    const timedOut = new EventTimeoutError(label, type);
-    if (record.state === "failed") throw timedOut;
-    if (record.wakeAt !== null && record.wakeAt <= this.host.now()) {
-      // The timeout is journaled first: an event sent later is buffered (docs/how-it-works.md), never given to this wait.
-      this.write({ ...record, state: "failed", error: JSON.stringify(describeError(timedOut)) });
-      this.host.event("event_timed_out", { step: label, type });
-      throw timedOut;
-    }
-    return this.park();
-  }
-
-  /**
-   * `step.webhookUrl`: journaled as kind "webhook" with the URL as its result, so a replay returns the same URL. The
-   * hook id is random; a run interrupted before the journal write mints another, but handed out none.
-   */
-  private async webhookStep(name: string, options: WebhookUrlOptions): Promise<string> {
-    const type = eventType(name, options?.type);
-    const lifetimeMs = options.expiresIn === undefined ? DEFAULT_EVENT_WAIT_MS : toMilliseconds(options.expiresIn);
-    const events = this.eventHost(name);
-    const entry = this.enter(name, "webhook");
-    if (entry === "halt") return this.halt();
-    if (entry === "handoff") return this.park();
-    const { occurrence, record } = entry;
-    if (record?.state === "done") return (JSON.parse(record.result ?? "{}") as { url: string }).url;
-    if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", stepLabel(name, occurrence)))) {
-      return this.halt();
-    }
-    const expiresAt = this.host.now() + lifetimeMs;
-    const hookId = crypto.randomUUID().replaceAll("-", "");
-    let url: string;
-    // Counted in flight while signing, so that the run cannot suspend under this step.
-    this.inFlight++;
-    try {
-      url = await events.webhookUrl({ hookId, type, expiresAt });
-    } finally {
-      this.inFlight--;
-      if (this.parked > 0) this.checkQuiescent();
-    }
-    if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-    this.write({
-      name,
-      occurrence,
-      kind: "webhook",
-      state: "done",
-      attempts: 1,
-      result: JSON.stringify({ url, hookId, type, expiresAt }),
-      error: null,
-      wakeAt: null,
-      request: null,
-    });
-    this.host.event("webhook_created", { step: stepLabel(name, occurrence), type });
-    return url;
-  }
-
-  private eventHost(name: string): EventHost {
-    if (!this.host.events) throw new Error(`step "${name}": this runner has no event inbox`);
-    return this.host.events;
-  }
-
-  /**
-   * Temporal-style patch marker. A run that reaches it at the frontier (a new task, or one whose replay has caught
-   * up with its journal) journals it and takes the new path (true) — on every later replay too. A task that
-   * journaled past this point without the marker (it ran the old code here) gets false, on every replay.
-   */
-  private patched(id: string): Promise<boolean> {
-    if (typeof id !== "string" || id.length === 0 || id.length > MAX_STEP_NAME_LENGTH) {
-      return Promise.reject(
-        new TypeError(`a patch id must be a non-empty string of at most ${MAX_STEP_NAME_LENGTH} characters`),
-      );
-    }
-    let answer = this.patches.get(id);
-    if (!answer) {
-      answer = this.decidePatch(id);
-      this.patches.set(id, answer);
-    }
-    return answer;
-  }
-
-  private async decidePatch(id: string): Promise<boolean> {
-    if (this.settled) return this.halt();
-    if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-    if (this.records.has(keyOf(id, PATCH_OCCURRENCE))) return true;
-    if (this.unvisited.size > 0 && !(await this.atFrontier("patch", id))) {
-      return this.settled ? this.halt() : false;
-    }
-    if (this.settled) return this.halt();
-    this.write({
-      name: id,
-      occurrence: PATCH_OCCURRENCE,
-      kind: "patch",
-      state: "done",
-      attempts: 0,
-      result: null,
-      error: null,
-      wakeAt: null,
-      request: null,
-    });
-    this.host.event("patch_applied", { step: id });
-    return true;
-  }
-
-  private stepApi(): Step {
-    return {
-      do: ((name: string, configOrFn: StepConfig | StepBody, maybeFn?: StepBody) =>
-        typeof configOrFn === "function"
-          ? this.doStep(name, undefined, configOrFn)
-          : this.doStep(name, configOrFn, maybeFn as StepBody)) as Step["do"],
-      sleep: (name, duration: Duration) => this.sleepStep(name, () => this.host.now() + toMilliseconds(duration)),
-      sleepUntil: (name, until) => this.sleepStep(name, () => +until),
-      elicit: (name, request: ElicitRequest, options) =>
-        this.inputStep(
-          name,
-          { method: "elicitation/create", params: { mode: "form", ...request } },
-          options,
-        ) as Promise<ElicitResult>,
-      requestInput: (name, request, options) => this.inputStep(name, request, options),
-      files: this.host.files
-        ? this.host.files((name, fn) => this.doStep(name, undefined, fn) as Promise<FileRef>)
-        : filesDisabled,
-      waitForEvent: ((name: string, options: WaitForEventOptions) =>
-        this.eventStep(name, options)) as Step["waitForEvent"],
-      webhookUrl: (name: string, options: WebhookUrlOptions) => this.webhookStep(name, options),
-      patched: (id) => this.patched(id),
-      status: async (message, options) => {
-        // Replays stay silent: only a run that has passed every journaled step reports status.
-        if (this.settled || this.unvisited.size > 0) return;
-        this.host.setStatus(String(message), options?.progress);
-      },
-    };
-  }
 }
-
-/** The event type of a wait or webhook step, checked before anything is journaled. */
-function eventType(step: string, type: unknown): string {
-  if (typeof type !== "string" || type.length === 0 || type.length > MAX_EVENT_TYPE_LENGTH) {
-    throw new TypeError(`step "${step}": an event type must be a string of 1 to ${MAX_EVENT_TYPE_LENGTH} characters`);
-  }
-  return type;
-}
-
-function toTaskEvent(stored: StoredEvent): TaskEvent {
-  return { type: stored.type, payload: JSON.parse(stored.payload), timestamp: new Date(stored.sentAt) };
-}
-
-const filesDisabled: TaskFiles = {
-  open: () => Promise.reject(new Error("step.files needs durableMcp(…, { files: … })")),
-  write: () => Promise.reject(new Error("step.files needs durableMcp(…, { files: … })")),
-};
