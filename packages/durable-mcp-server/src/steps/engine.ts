@@ -75,7 +75,7 @@ class StepEngine implements StepRunner {
   readonly keys: StepKeys;
   /** Where the replay is: the new steps and patch markers waiting for it to catch up with the journal. */
   private readonly frontier: ReplayFrontier;
-  /** New steps since the run last yielded to the event loop, and when it did (see yieldIfDue). */
+  /** New steps since the run last yielded to the event loop, and when it did (see yieldDue). */
   private stepsSinceYield = 0;
   private lastYieldAt: number;
   /** Until when the run yields every RUN_YIELD_SHARED_MS rather than RUN_YIELD_MS (others need the thread). */
