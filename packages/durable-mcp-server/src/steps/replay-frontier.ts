@@ -44,6 +44,7 @@ export class ReplayFrontier {
     private readonly unvisited: Set<string>,
   ) {}
 
+  /** A journaled step was reached again (entered by the handler on this run). */
   visit(key: string): void {
     if (!this.unvisited.delete(key)) return;
     this.visits++;

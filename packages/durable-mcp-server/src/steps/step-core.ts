@@ -15,7 +15,7 @@ export interface Entry {
   record: StepRecord | undefined;
 }
 
-/** What reaches the replay's frontier: a new step, or a patch marker (see StepEngine.atFrontier). */
+/** What reaches the replay's frontier: a new step, or a patch marker (see ReplayFrontier.reach). */
 export type FrontierKind = "step" | "patch";
 
 export interface StepCore {
