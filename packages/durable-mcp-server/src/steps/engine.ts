@@ -1,149 +1,41 @@
-import { NonRetryableError as WorkflowsNonRetryableError } from "cloudflare:workflows";
+import { describeError, ReplayDivergenceError } from "../errors/errors.js";
 import {
-  describeError,
-  InputTimeoutError,
-  InputUnavailableError,
-  NonRetryableError,
-  ReplayDivergenceError,
-  StepFailedError,
-  StepResultError,
-  StepTimeoutError,
-} from "../errors/errors.js";
-import { EventTimeoutError } from "../errors/event-errors.js";
-import {
-  MAX_EVENT_TYPE_LENGTH,
   MAX_SPILLED_RESULT_BYTES,
   MAX_STEP_NAME_LENGTH,
   MAX_STEP_RESULT_BYTES,
-  REPLAY_QUIET_MS,
   RUN_YIELD_MS,
   RUN_YIELD_SHARED_GAP_MS,
   RUN_YIELD_SHARED_HOLD_MS,
   RUN_YIELD_SHARED_MS,
   RUN_YIELD_STEPS,
 } from "../limits.js";
-import type { TaskEventSink } from "../task-events.js";
-import { toMilliseconds, type Duration } from "./duration.js";
-import {
-  DERIVED_KEY,
-  PATCH_OCCURRENCE,
-  parseStepLabel,
-  stepLabel,
-  type FirstAttempt,
-  type StepJournal,
-  type StepKind,
-  type StepRecord,
-} from "./journal.js";
+import type { EngineHost, RunOutcome } from "./engine-host.js";
+import { DERIVED_KEY, stepLabel, type FirstAttempt, type StepKind, type StepRecord } from "./journal.js";
+import { LiveAttempt, LiveAttempts, type StepBody } from "./live-attempt.js";
+import { ReplayFrontier } from "./replay-frontier.js";
 import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
+import { stepApi, type StepRunner } from "./step-api.js";
+import type { Entry, FrontierKind } from "./step-core.js";
 import { StepKeys } from "./step-keys.js";
-import type {
-  ElicitRequest,
-  ElicitResult,
-  FileRef,
-  FileStep,
-  InputOptions,
-  InputRequest,
-  Serializable,
-  Step,
-  StepAttempt,
-  TaskEvent,
-  TaskFiles,
-  WaitForEventOptions,
-  WebhookUrlOptions,
-} from "./types.js";
+import {
+  isNonRetryable,
+  parseJson,
+  sameAsJson,
+  serializeResult,
+  spilledKey,
+  spillResult,
+  stepFailure,
+  utf8Length,
+} from "./step-results.js";
+import type { Step } from "./types.js";
 
-/**
- * Whether `value` reads back from its JSON text as itself, so that a step can return it without parsing the text it
- * was just serialized to: strings, booleans, null and finite numbers other than -0 (which JSON writes as 0).
- */
-function sameAsJson(value: unknown): boolean {
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return true;
-    case "number":
-      return Number.isFinite(value) && !Object.is(value, -0);
-    default:
-      return value === null;
-  }
-}
+// The step engine: one run of a task handler against its journal. It claims steps (enter), holds new ones at the
+// replay's frontier, runs `step.do` (doStep, the per-step hot path), yields to the event loop, and decides when the
+// run ends. The other step kinds live beside it (waits.ts, event-steps.ts, patches.ts) against its StepCore face.
 
-/** A journaled result that starts with this is a reference to R2; JSON text never starts with "@". */
-const SPILLED = "@r2:";
-
-/** Where results too large for the journal go. */
-export interface ResultSpill {
-  /** Stores the JSON text of step `name`'s result; returns the key to journal. */
-  put(name: string, text: string): Promise<string>;
-  get(key: string): Promise<string>;
-}
-
-/** What the engine needs from the TaskRunner that hosts it. */
-export interface EngineHost {
-  taskId: string;
-  /** The task's secret the steps' idempotency keys are derived from (see step-keys.ts). */
-  stepKeySalt: string;
-  journal: StepJournal;
-  now(): number;
-  isCancelled(): boolean;
-  setStatus(message: string, progress: number | undefined): void;
-  /** A new input request was journaled: the task is now `input_required`. */
-  inputRequested(): void;
-  /**
-   * The capability the task's client lacks to answer `request` (e.g. "elicitation.form"), or null when it can.
-   * Fixed for the task's life, so a replay decides as the first run did. Absent: every question can be asked.
-   */
-  inputUnavailable?(request: InputRequest): string | null;
-  /** Wall-clock time after which the run hands off to a fresh alarm at the next step boundary. */
-  handoffAt: number;
-  /** Every live AbortController of this run, so that cancel can abort them. */
-  controllers: Set<AbortController>;
-  /** Receives one structured event per step transition. */
-  event: TaskEventSink;
-  /**
-   * Whether the sink wants `step_started` / `step_finished` (the "all" level): when false the engine does not build
-   * them, one object each per step. Absent: it does.
-   */
-  stepEvents?: boolean;
-  /** Builds `step.files` (given how to journal an artifact write as a step), when the deployment has files. */
-  files?: (doStep: FileStep) => TaskFiles;
-  /** Spills results over MAX_STEP_RESULT_BYTES to R2, when the deployment has files. */
-  spill?: ResultSpill;
-  /** The task's event inbox and webhook URLs (`step.waitForEvent`, `step.webhookUrl`). */
-  events?: EventHost;
-}
-
-/** An event as the journal and the inbox keep it: JSON, its time as ms since epoch. */
-export interface StoredEvent {
-  type: string;
-  /** JSON text of the payload. */
-  payload: string;
-  sentAt: number;
-}
-
-/** What event steps need from the TaskRunner: its inbox of buffered events, and the signer of webhook URLs. */
-export interface EventHost {
-  /**
-   * Removes and returns the oldest buffered event of `type`, or null. Synchronous on purpose: the engine journals
-   * the step in the same turn, so the take and the journal write commit together.
-   */
-  take(type: string): StoredEvent | null;
-  /** Step `label` now waits for `type` (the runner names the wait in the status message). */
-  waiting(label: string, type: string): void;
-  /** Mints the signed URL of webhook `hookId` of this task. */
-  webhookUrl(hook: { hookId: string; type: string; expiresAt: number }): Promise<string>;
-}
-
-/** Default timeout of `step.waitForEvent` and lifetime of a `step.webhookUrl`, as in Cloudflare Workflows. */
-const DEFAULT_EVENT_WAIT_MS = 24 * 60 * 60_000;
-
-export type RunOutcome =
-  | { kind: "returned"; value: unknown }
-  | { kind: "threw"; error: unknown }
-  /** Waiting on a clock or on input; the runner arms the alarm from the journal. */
-  | { kind: "suspended"; immediate: boolean }
-  | { kind: "diverged"; error: ReplayDivergenceError }
-  | { kind: "cancelled" };
+// Imported from here by the runner and files/ (the engine's public face inside the library).
+export type { EngineHost, EventHost, RunOutcome, StoredEvent } from "./engine-host.js";
+export { serializeResult, type ResultSpill } from "./step-results.js";
 
 /**
  * Runs a task handler once against its journal. Journaled steps return their stored outcome without running;
@@ -158,188 +50,12 @@ export function runWithJournal<I>(
   return new StepEngine(host).run(handler, input);
 }
 
-type StepBody = (attempt: StepAttempt) => unknown;
-
 /** A step's key in the engine's maps: occurrence first, so that no name can make two keys meet. */
 function keyOf(name: string, occurrence: number): string {
   return `${occurrence}:${name}`;
 }
 
-/**
- * A step attempt under way, and the `StepAttempt` its body receives (see StepEngine.attempt). One object per
- * attempt and no closures of its own, so a body that returns at once costs no AbortController, timer or key. Its
- * state is in private fields (a body that logs or spreads its argument sees only `attempt`); the engine reaches
- * it through the static functions below.
- */
-class LiveAttempt implements StepAttempt {
-  readonly attempt: number;
-  #engine: StepEngine;
-  #name: string;
-  #occurrence: number;
-  #label: string;
-  #deadline: number;
-  #timeoutMs: number;
-  #key: string | null;
-  #controller: AbortController | undefined = undefined;
-  #reject: ((reason: unknown) => void) | undefined = undefined;
-  #resolve: ((value: unknown) => void) | undefined = undefined;
-  #body: StepBody | undefined = undefined;
-  /** Neighbours in the run's LiveList while listed (see LiveList). */
-  #prev: LiveAttempt | undefined = undefined;
-  #next: LiveAttempt | undefined = undefined;
-  #listed = false;
-
-  constructor(
-    engine: StepEngine,
-    entry: { name: string; occurrence: number; label: string },
-    attempt: number,
-    /** The key a row journaled when keys were still stored (null: derive it). */
-    journaledKey: string | null,
-    deadline: number,
-    timeoutMs: number,
-  ) {
-    this.attempt = attempt;
-    this.#engine = engine;
-    this.#name = entry.name;
-    this.#occurrence = entry.occurrence;
-    this.#label = entry.label;
-    this.#key = journaledKey;
-    this.#deadline = deadline;
-    this.#timeoutMs = timeoutMs;
-  }
-
-  /**
-   * Derived when the body first reads it, not at every attempt: HMAC(salt, `${occurrence}:${name}`) is
-   * deterministic, so every attempt, replay and run after an eviction derives the same key (step-keys.ts).
-   */
-  get idempotencyKey(): string {
-    return (this.#key ??= this.#engine.keys.derive(this.#name, this.#occurrence));
-  }
-
-  /** The body asked for its signal: a controller that cancel can abort, and whose abort ends the attempt. */
-  get signal(): AbortSignal {
-    if (!this.#controller) {
-      const controller = new AbortController();
-      this.#controller = controller;
-      this.#engine.host.controllers.add(controller);
-      controller.signal.addEventListener("abort", () => this.#reject?.(controller.signal.reason));
-    }
-    return this.#controller.signal;
-  }
-
-  static settleWith(
-    live: LiveAttempt,
-    body: StepBody,
-    resolve: (value: unknown) => void,
-    reject: (reason: unknown) => void,
-  ): void {
-    live.#body = body;
-    live.#resolve = resolve;
-    live.#reject = reject;
-  }
-
-  /**
-   * Runs the body (a promise reaction, so never inside the step's own synchronous turn) and settles the attempt with
-   * it: a promise it returns is followed directly rather than adopted by a derived promise, two microtask hops fewer
-   * per step. A body that throws, or is not a function, rejects the attempt (retried like any failure).
-   */
-  static run(live: LiveAttempt): void {
-    try {
-      const value = (live.#body as StepBody)(live);
-      if (value instanceof Promise) value.then(live.#resolve, live.#reject);
-      else live.#resolve!(value);
-    } catch (error) {
-      live.#reject!(error);
-    }
-  }
-
-  static deadline(live: LiveAttempt): number {
-    return live.#deadline;
-  }
-
-  static timeoutError(live: LiveAttempt): StepTimeoutError {
-    return new StepTimeoutError(live.#label, live.#timeoutMs);
-  }
-
-  /** The attempt is over (settled, or ended by abort): its controller is no longer cancel's to abort. */
-  static end(live: LiveAttempt): void {
-    if (live.#controller) live.#engine.host.controllers.delete(live.#controller);
-  }
-
-  /** Appends `live` to `list` (after every attempt listed before it, as a Set would iterate). */
-  static link(list: LiveList, live: LiveAttempt): void {
-    if (live.#listed) return;
-    live.#listed = true;
-    live.#prev = list.tail;
-    if (list.tail) list.tail.#next = live;
-    else list.head = live;
-    list.tail = live;
-    list.size++;
-  }
-
-  /** Takes `live` out of `list`; nothing when it is not in it (an attempt is unlinked by abort and again at its end). */
-  static unlink(list: LiveList, live: LiveAttempt): void {
-    if (!live.#listed) return;
-    live.#listed = false;
-    const prev = live.#prev;
-    const next = live.#next;
-    if (prev) prev.#next = next;
-    else list.head = next;
-    if (next) next.#prev = prev;
-    else list.tail = prev;
-    live.#prev = live.#next = undefined;
-    list.size--;
-  }
-
-  /** The listed attempts, oldest first, as a copy: the caller may unlink them as it goes. */
-  static all(list: LiveList): LiveAttempt[] {
-    const all: LiveAttempt[] = [];
-    for (let live = list.head; live; live = live.#next) all.push(live);
-    return all;
-  }
-
-  /** Ends `live` with `reason`, aborting its signal if the body has one. */
-  static abort(live: LiveAttempt, reason: unknown): void {
-    const controller = live.#controller;
-    if (controller) {
-      live.#engine.host.controllers.delete(controller);
-      controller.abort(reason);
-    }
-    live.#reject?.(reason);
-  }
-}
-
-/**
- * The attempts of a run under way, in the order they started: a list threaded through the attempts themselves
- * (LiveAttempt.link / unlink), so that the attempt every step adds and removes costs no hashing, as a Set's did.
- */
-interface LiveList {
-  head: LiveAttempt | undefined;
-  tail: LiveAttempt | undefined;
-  size: number;
-}
-
-/** A new step or patch marker waiting for the replay to catch up (see StepEngine.atFrontier). */
-interface Gate {
-  kind: "step" | "patch";
-  label: string;
-  resolve: (atFrontier: boolean) => void;
-}
-
-/** A step this run has claimed: which use of its name it is, and its journal row unless it is new. */
-interface Entry {
-  name: string;
-  occurrence: number;
-  /** Its key in `records` (keyOf), made only when the journal has rows: a new task's steps need none. */
-  key: string | undefined;
-  /** How the step is named to people (stepLabel). */
-  label: string;
-  record: StepRecord | undefined;
-}
-
-const INPUT_METHODS = new Set(["elicitation/create", "sampling/createMessage", "roots/list"]);
-
-class StepEngine {
+class StepEngine implements StepRunner {
   /** The journal by step key (keyOf). */
   private readonly records = new Map<string, StepRecord>();
   /** Journaled steps (keys) this run has not reached yet; while any remain, the handler is replaying. */
@@ -352,36 +68,28 @@ class StepEngine {
   /** Set once this run journaled new progress; a handoff only ever happens after some. */
   private progressed = false;
   private settle!: (outcome: RunOutcome) => void;
-  private settled = false;
+  settled = false;
   private readonly cancelWatch = new AbortController();
   private readonly stepEvents: boolean;
   /** Derives the steps' idempotency keys (read by LiveAttempt when a body asks for its key). */
   readonly keys: StepKeys;
-  /** New steps and patch markers reached while journaled steps remain unvisited (see atFrontier). */
-  private readonly gated: Gate[] = [];
-  /** Visits of journaled steps so far: the replay's progress, which the frontier check watches. */
-  private visits = 0;
-  private visitsAtCheck = -1;
-  private lastProgressAt = 0;
-  /** Journaled results being read back from R2: replay work the frontier check waits for. */
-  private replayReads = 0;
-  private frontierTimer = false;
-  /** `step.patched` answers of this run, by patch id: asked twice, a patch answers the same. */
-  private readonly patches = new Map<string, Promise<boolean>>();
-  /** New steps since the run last yielded to the event loop, and when it did (see yieldIfDue). */
+  /** Where the replay is: the new steps and patch markers waiting for it to catch up with the journal. */
+  private readonly frontier: ReplayFrontier;
+  /** New steps since the run last yielded to the event loop, and when it did (see yieldDue). */
   private stepsSinceYield = 0;
   private lastYieldAt: number;
   /** Until when the run yields every RUN_YIELD_SHARED_MS rather than RUN_YIELD_MS (others need the thread). */
   private sharedUntil = 0;
-  /** Step attempts under way, and the one timer that times them out (see attempt). */
-  private readonly live: LiveList = { head: undefined, tail: undefined, size: 0 };
-  private sweep: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  /** Step attempts under way, and the one timer that times them out. */
+  private readonly live: LiveAttempts;
   /** The yield under way, shared by steps started together (Promise.all). */
   private yielding: Promise<void> | undefined;
 
   constructor(readonly host: EngineHost) {
     // The engine's clock is the host's (tests drive it): the first chunk is timed from it too.
     this.lastYieldAt = host.now();
+    this.live = new LiveAttempts(host);
+    this.frontier = new ReplayFrontier(this, this.records, this.unvisited);
     for (const record of host.journal.load()) {
       const key = keyOf(record.name, record.occurrence);
       this.records.set(key, record);
@@ -402,11 +110,11 @@ class StepEngine {
     this.cancelWatch.signal.addEventListener("abort", () => {
       if (!this.host.isCancelled()) return;
       // Attempts whose body never asked for a signal have no controller of their own to abort: end them here.
-      for (const live of LiveAttempt.all(this.live)) this.abortAttempt(live, this.cancelWatch.signal.reason);
+      this.live.abortAll(this.cancelWatch.signal.reason);
       this.finish({ kind: "cancelled" });
     });
     this.host.controllers.add(this.cancelWatch);
-    const step = this.stepApi();
+    const step = stepApi(this);
     Promise.resolve()
       .then(() => handler(input, step))
       .then(
@@ -416,20 +124,17 @@ class StepEngine {
     return outcome;
   }
 
-  private finish(outcome: RunOutcome): void {
+  finish(outcome: RunOutcome): void {
     if (this.settled) return;
     this.settled = true;
     // Attempts still live (a cancel, or a handler that returned without awaiting a step) end with the run.
-    if (this.live.size === 0 && this.sweep) {
-      clearTimeout(this.sweep.timer);
-      this.sweep = undefined;
-    }
+    this.live.stopSweepIfIdle();
     this.host.controllers.delete(this.cancelWatch);
     this.settle(this.host.isCancelled() ? { kind: "cancelled" } : outcome);
   }
 
   /** Parks the caller for good; the run suspends once no step body is in flight. */
-  private park(): Promise<never> {
+  park(): Promise<never> {
     this.parked++;
     this.checkQuiescent();
     return new Promise<never>(() => {});
@@ -442,7 +147,7 @@ class StepEngine {
     }, 0);
   }
 
-  private halt(outcome?: RunOutcome): Promise<never> {
+  halt(outcome?: RunOutcome): Promise<never> {
     if (outcome) this.finish(outcome);
     return new Promise<never>(() => {});
   }
@@ -452,7 +157,7 @@ class StepEngine {
    * (its journal record, undefined when new), or "halt" when the run must not go on (cancelled, diverged), or
    * "handoff" before a new step once the alarm's wall-clock budget is spent.
    */
-  private enter(name: string, kind: StepKind, now?: number): Entry | "halt" | "handoff" {
+  enter(name: string, kind: StepKind, now?: number): Entry | "halt" | "handoff" {
     if (this.settled) return "halt";
     if (this.host.isCancelled()) {
       this.finish({ kind: "cancelled" });
@@ -470,7 +175,7 @@ class StepEngine {
       return "handoff";
     }
     this.uses.set(name, occurrence);
-    if (record) this.visit(key!);
+    if (record) this.frontier.visit(key!);
     if (record && record.kind !== kind) {
       const detail = `the journal holds a "${record.kind}" step where the code now asks for "${kind}"`;
       this.finish({ kind: "diverged", error: new ReplayDivergenceError(stepLabel(name, occurrence), detail) });
@@ -479,87 +184,37 @@ class StepEngine {
     return { name, occurrence, key, label: stepLabel(name, occurrence), record };
   }
 
-  private visit(key: string): void {
-    if (!this.unvisited.delete(key)) return;
-    this.visits++;
-    // The replay has caught up: every step waiting at the frontier may go on.
-    if (this.unvisited.size === 0) this.releaseGates(true);
-  }
-
-  /**
-   * Whether this run may go on from a new step (or journal a patch marker) at this point. While journaled steps
-   * remain unvisited, the run is still replaying: the new step waits until the replay catches up (true), or until
-   * the handler is quiescent with journaled steps still never reached (false): no visit for REPLAY_QUIET_MS and
-   * no journaled result being read. A parallel branch replaying its journaled steps thus never counts as a
-   * divergence; a renamed, removed or reordered step does. Step bodies in flight do not hold the decision up: a
-   * step that is running was reached, and nothing journaled can come after it in its own branch.
-   */
-  private atFrontier(kind: Gate["kind"], label: string): boolean | Promise<boolean> {
-    if (this.unvisited.size === 0) return true;
-    return new Promise<boolean>((resolve) => {
-      // Counted in flight, so that a sibling's park cannot suspend the run before this is decided.
-      this.inFlight++;
-      // The quiet window runs from the first step to wait, or from the last progress a check saw.
-      if (this.gated.length === 0) this.lastProgressAt = Date.now();
-      this.gated.push({ kind, label, resolve });
-      this.scheduleFrontierCheck();
-    });
-  }
-
-  private releaseGates(atFrontier: boolean, kind?: Gate["kind"]): void {
-    const released = this.gated.filter((gate) => kind === undefined || gate.kind === kind);
-    if (released.length === 0) return;
-    this.gated.splice(0, this.gated.length, ...this.gated.filter((gate) => !released.includes(gate)));
-    this.inFlight -= released.length;
-    for (const gate of released) gate.resolve(atFrontier);
-    if (this.parked > 0) this.checkQuiescent();
-  }
-
-  private scheduleFrontierCheck(delayMs = 0): void {
-    if (this.frontierTimer) return;
-    this.frontierTimer = true;
-    setTimeout(() => {
-      this.frontierTimer = false;
-      this.checkFrontier();
-    }, delayMs);
-  }
-
-  private checkFrontier(): void {
-    if (this.gated.length === 0) return;
-    if (this.settled) return this.releaseGates(false);
-    // Still replaying: look again a macrotask later (the replay itself runs in microtasks).
-    if (this.visits !== this.visitsAtCheck || this.replayReads > 0) {
-      this.visitsAtCheck = this.visits;
-      this.lastProgressAt = Date.now();
-      return this.scheduleFrontierCheck();
-    }
-    const quietFor = Date.now() - this.lastProgressAt;
-    if (quietFor < REPLAY_QUIET_MS) return this.scheduleFrontierCheck(REPLAY_QUIET_MS - quietFor);
-    // Quiescent, still behind the journal. Patch markers answer first (false: this task journaled past them on
-    // the old path), since the old path may lead their branches to the journaled steps still unvisited.
-    if (this.gated.some((gate) => gate.kind === "patch")) {
-      this.releaseGates(false, "patch");
-      return this.scheduleFrontierCheck();
-    }
-    const step = this.gated[0]!.label;
-    const [unreached] = this.unvisited;
-    const old = this.records.get(unreached!)!;
-    const oldLabel = stepLabel(old.name, old.occurrence);
-    const detail =
-      `the code goes on to step "${step}", which the journal does not have, while the journal's ` +
-      `"${old.kind}" step "${oldLabel}" (${old.state}) was never reached: was it renamed, removed or reordered?`;
-    this.finish({ kind: "diverged", error: new ReplayDivergenceError(step, detail, oldLabel) });
-    this.releaseGates(false);
+  /** See ReplayFrontier.reach. */
+  atFrontier(kind: FrontierKind, label: string): boolean | Promise<boolean> {
+    return this.frontier.reach(kind, label);
   }
 
   /** Journals `record`. */
-  private write(record: StepRecord): void {
+  write(record: StepRecord): void {
     this.progressed = true;
     this.records.set(keyOf(record.name, record.occurrence), record);
     this.host.journal.write(record, this.host.now());
   }
 
-  private async doStep(name: string, config: StepConfig | undefined, fn: StepBody): Promise<unknown> {
+  get replaying(): boolean {
+    return this.unvisited.size > 0;
+  }
+
+  isJournaled(name: string, occurrence: number): boolean {
+    return this.records.has(keyOf(name, occurrence));
+  }
+
+  workStarted(): void {
+    this.inFlight++;
+  }
+
+  workEnded(count = 1): void {
+    this.inFlight -= count;
+    if (this.parked > 0) this.checkQuiescent();
+  }
+
+  /** `step.do`: the per-step hot path (no indirection, allocation or await here that a step does not need). */
+  async doStep(name: string, config: StepConfig | undefined, fn: StepBody): Promise<unknown> {
     const policy = resolveStepConfig(config);
     // One clock read for the step's start (the handoff check, the yield check, startedAt), read again only after an
     // await below: the host's clock is a call into the runtime.
@@ -629,9 +284,12 @@ class StepEngine {
     );
     try {
       const limit = this.host.spill ? MAX_SPILLED_RESULT_BYTES : MAX_STEP_RESULT_BYTES;
-      const value = await this.attempt(live, fn);
+      const value = await this.live.start(live, fn);
       const text = serializeResult(label, value, limit);
-      const stored = text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES ? await this.spill(label, text) : text;
+      const stored =
+        text !== null && utf8Length(text) > MAX_STEP_RESULT_BYTES
+          ? await spillResult(this.host.spill!, this.host.event, label, text)
+          : text;
       // Cancelled while the result was being spilled: the run is over, and a cancelled task journals nothing more.
       if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
       if (first) {
@@ -669,8 +327,7 @@ class StepEngine {
       this.host.event("step_retry_scheduled", { step: label, attempt, durationMs, delayMs, error: failed.message });
       return this.park();
     } finally {
-      LiveAttempt.unlink(this.live, live);
-      LiveAttempt.end(live);
+      this.live.end(live);
       this.inFlight--;
       if (this.parked > 0) this.checkQuiescent();
     }
@@ -715,411 +372,17 @@ class StepEngine {
     return true;
   }
 
-  private async spill(name: string, text: string): Promise<string> {
-    const key = await this.host.spill!.put(name, text);
-    this.host.event("step_result_spilled", { step: name, bytes: utf8Length(text) });
-    return `${SPILLED}${key}`;
-  }
-
   private async readResult(stored: string | null): Promise<unknown> {
-    if (stored?.startsWith(SPILLED) && this.host.spill) {
-      // Replay work: the frontier check waits for it (atFrontier).
-      this.replayReads++;
+    const key = spilledKey(stored);
+    if (key !== null && this.host.spill) {
+      // Replay work: the frontier check waits for it.
+      this.frontier.replayReads++;
       try {
-        return parseJson(await this.host.spill.get(stored.slice(SPILLED.length)));
+        return parseJson(await this.host.spill.get(key));
       } finally {
-        this.replayReads--;
+        this.frontier.replayReads--;
       }
     }
     return parseJson(stored);
   }
-
-  /**
-   * Runs one attempt of a step body: settles with the body, or rejects when its timeout passes or the task is
-   * cancelled. The body's AbortController is made only if the body reads `signal`, and one run-level timer
-   * watches every live attempt's deadline (armSweep), so a body that returns at once costs no controller and no
-   * timer of its own. The body runs a microtask later (never inside the caller's synchronous turn), with the
-   * attempt as its argument.
-   */
-  private attempt(live: LiveAttempt, fn: StepBody): Promise<unknown> {
-    LiveAttempt.link(this.live, live);
-    this.armSweep(LiveAttempt.deadline(live));
-    return new Promise<unknown>((resolve, reject) => {
-      LiveAttempt.settleWith(live, fn, resolve, reject);
-      // LiveAttempt.run as the reaction itself (called with the attempt): no closure per attempt.
-      void Promise.resolve(live).then(LiveAttempt.run);
-    });
-  }
-
-  /** Ends `live` with `reason`, aborting its signal if the body has one. */
-  private abortAttempt(live: LiveAttempt, reason: unknown): void {
-    LiveAttempt.unlink(this.live, live);
-    LiveAttempt.abort(live, reason);
-  }
-
-  /** Keeps the run's one timeout timer at or before `deadline`. */
-  private armSweep(deadline: number): void {
-    if (this.sweep && this.sweep.at <= deadline) return;
-    if (this.sweep) clearTimeout(this.sweep.timer);
-    const at = deadline;
-    this.sweep = { at, timer: setTimeout(() => this.sweepDeadlines(), Math.max(0, at - this.host.now())) };
-  }
-
-  /** Times out every live attempt past its deadline, then re-arms for the next one (none: the timer is done). */
-  private sweepDeadlines(): void {
-    this.sweep = undefined;
-    const now = this.host.now();
-    let next = Infinity;
-    for (const live of LiveAttempt.all(this.live)) {
-      const deadline = LiveAttempt.deadline(live);
-      if (deadline <= now) this.abortAttempt(live, LiveAttempt.timeoutError(live));
-      else next = Math.min(next, deadline);
-    }
-    if (next !== Infinity) this.armSweep(next);
-  }
-
-  private async sleepStep(name: string, wakeAt: () => number): Promise<void> {
-    const entry = this.enter(name, "sleep");
-    if (entry === "halt") return this.halt();
-    if (entry === "handoff") return this.park();
-    const { occurrence, record: journaled } = entry;
-    const label = stepLabel(name, occurrence);
-    if (!journaled && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
-    if (journaled?.state === "done") return;
-    const due = journaled ? (journaled.wakeAt ?? 0) : wakeAt();
-    if (!Number.isFinite(due)) throw new RangeError(`step "${label}": cannot sleep until ${due}`);
-    const record: StepRecord = {
-      name,
-      occurrence,
-      kind: "sleep",
-      state: "waiting",
-      attempts: 0,
-      result: null,
-      error: null,
-      wakeAt: due,
-      request: null,
-    };
-    if (due <= this.host.now()) {
-      this.write({ ...record, state: "done" });
-      if (journaled) this.host.event("sleep_finished", { step: label });
-      return;
-    }
-    if (!journaled) {
-      this.write(record);
-      this.host.event("sleep_started", { step: label, wakeAt: new Date(due).toISOString() });
-    }
-    return this.park();
-  }
-
-  private async inputStep(name: string, request: InputRequest, options: InputOptions | undefined): Promise<unknown> {
-    if (!INPUT_METHODS.has(request?.method)) {
-      throw new TypeError(`step "${name}": input method must be one of ${[...INPUT_METHODS].join(", ")}`);
-    }
-    if (typeof name === "string" && parseStepLabel(name).name !== name) {
-      // `confirm#2` is the key of the second use of `confirm`: an input step of that name would share its key.
-      throw new TypeError(`step "${name}": an input step's name may not end in "#" and a number`);
-    }
-    const timeoutMs = options?.timeout === undefined ? undefined : toMilliseconds(options.timeout);
-    const entry = this.enter(name, "input");
-    if (entry === "halt") return this.halt();
-    if (entry === "handoff") return this.park();
-    const { occurrence, record } = entry;
-    // The request's key on the wire: `confirm`, then `confirm#2`, … (unique per task, as the spec requires).
-    const label = stepLabel(name, occurrence);
-    if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
-    if (!record) {
-      const missing = this.host.inputUnavailable?.(request) ?? null;
-      if (missing !== null) {
-        // Journaled as failed, never as waiting: the task is not `input_required` for a question nobody can answer.
-        const unavailable = new InputUnavailableError(label, request.method, missing);
-        this.write({
-          name,
-          occurrence,
-          kind: "input",
-          state: "failed",
-          attempts: 0,
-          result: null,
-          error: JSON.stringify({ ...describeError(unavailable), capability: missing }),
-          wakeAt: null,
-          request: JSON.stringify(request),
-        });
-        this.host.event("input_unavailable", { step: label, method: request.method, capability: missing });
-        throw unavailable;
-      }
-      const wakeAt = timeoutMs === undefined ? null : this.host.now() + timeoutMs;
-      this.write({
-        name,
-        occurrence,
-        kind: "input",
-        state: "waiting",
-        attempts: 0,
-        result: null,
-        error: null,
-        wakeAt,
-        request: JSON.stringify(request),
-      });
-      this.host.event("input_requested", { step: label, method: request.method });
-      this.host.inputRequested();
-      return this.park();
-    }
-    if (record.state === "done") return parseJson(record.result);
-    if (record.state === "failed") throw inputFailure(record, label);
-    if (record.wakeAt !== null && record.wakeAt <= this.host.now()) {
-      // The timeout is journaled first; an answer arriving later finds the key no longer outstanding.
-      const timedOut = new InputTimeoutError(label);
-      this.write({ ...record, state: "failed", error: JSON.stringify(describeError(timedOut)) });
-      this.host.event("input_timed_out", { step: label });
-      throw timedOut;
-    }
-    return this.park();
-  }
-
-  /**
-   * `step.waitForEvent`: journaled as kind "event". New: takes the oldest buffered event of its type at once, else
-   * journals a wait (state "waiting", `request` = its type, `wakeAt` = its deadline) that a delivery completes in the
-   * journal (StepJournal.deliverEvent). Replays return the journaled event, or rethrow the timeout.
-   */
-  private async eventStep(name: string, options: WaitForEventOptions): Promise<TaskEvent> {
-    const type = eventType(name, options?.type);
-    const timeoutMs = options.timeout === undefined ? DEFAULT_EVENT_WAIT_MS : toMilliseconds(options.timeout);
-    const events = this.eventHost(name);
-    const entry = this.enter(name, "event");
-    if (entry === "halt") return this.halt();
-    if (entry === "handoff") return this.park();
-    const { occurrence, record } = entry;
-    const label = stepLabel(name, occurrence);
-    if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", label))) return this.halt();
-    if (!record) {
-      const base: StepRecord = {
-        name,
-        occurrence,
-        kind: "event",
-        state: "waiting",
-        attempts: 0,
-        result: null,
-        error: null,
-        wakeAt: this.host.now() + timeoutMs,
-        request: JSON.stringify({ type }),
-      };
-      // Taken and journaled in one synchronous turn: they commit together, so an event is never lost or taken twice.
-      const buffered = events.take(type);
-      if (buffered) {
-        this.write({ ...base, state: "done", wakeAt: null, result: JSON.stringify(buffered) });
-        this.host.event("event_received", { step: label, type, buffered: true });
-        return toTaskEvent(buffered);
-      }
-      this.write(base);
-      events.waiting(label, type);
-      this.host.event("event_waiting", { step: label, type, timeoutMs });
-      return this.park();
-    }
-    if (record.state === "done") return toTaskEvent(JSON.parse(record.result ?? "null") as StoredEvent);
-    const timedOut = new EventTimeoutError(label, type);
-    if (record.state === "failed") throw timedOut;
-    if (record.wakeAt !== null && record.wakeAt <= this.host.now()) {
-      // The timeout is journaled first: an event sent later is buffered (docs/how-it-works.md), never given to this wait.
-      this.write({ ...record, state: "failed", error: JSON.stringify(describeError(timedOut)) });
-      this.host.event("event_timed_out", { step: label, type });
-      throw timedOut;
-    }
-    return this.park();
-  }
-
-  /**
-   * `step.webhookUrl`: journaled as kind "webhook" with the URL as its result, so a replay returns the same URL. The
-   * hook id is random; a run interrupted before the journal write mints another, but handed out none.
-   */
-  private async webhookStep(name: string, options: WebhookUrlOptions): Promise<string> {
-    const type = eventType(name, options?.type);
-    const lifetimeMs = options.expiresIn === undefined ? DEFAULT_EVENT_WAIT_MS : toMilliseconds(options.expiresIn);
-    const events = this.eventHost(name);
-    const entry = this.enter(name, "webhook");
-    if (entry === "halt") return this.halt();
-    if (entry === "handoff") return this.park();
-    const { occurrence, record } = entry;
-    if (record?.state === "done") return (JSON.parse(record.result ?? "{}") as { url: string }).url;
-    if (!record && this.unvisited.size > 0 && !(await this.atFrontier("step", stepLabel(name, occurrence)))) {
-      return this.halt();
-    }
-    const expiresAt = this.host.now() + lifetimeMs;
-    const hookId = crypto.randomUUID().replaceAll("-", "");
-    let url: string;
-    // Counted in flight while signing, so that the run cannot suspend under this step.
-    this.inFlight++;
-    try {
-      url = await events.webhookUrl({ hookId, type, expiresAt });
-    } finally {
-      this.inFlight--;
-      if (this.parked > 0) this.checkQuiescent();
-    }
-    if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-    this.write({
-      name,
-      occurrence,
-      kind: "webhook",
-      state: "done",
-      attempts: 1,
-      result: JSON.stringify({ url, hookId, type, expiresAt }),
-      error: null,
-      wakeAt: null,
-      request: null,
-    });
-    this.host.event("webhook_created", { step: stepLabel(name, occurrence), type });
-    return url;
-  }
-
-  private eventHost(name: string): EventHost {
-    if (!this.host.events) throw new Error(`step "${name}": this runner has no event inbox`);
-    return this.host.events;
-  }
-
-  /**
-   * Temporal-style patch marker. A run that reaches it at the frontier (a new task, or one whose replay has caught
-   * up with its journal) journals it and takes the new path (true) — on every later replay too. A task that
-   * journaled past this point without the marker (it ran the old code here) gets false, on every replay.
-   */
-  private patched(id: string): Promise<boolean> {
-    if (typeof id !== "string" || id.length === 0 || id.length > MAX_STEP_NAME_LENGTH) {
-      return Promise.reject(
-        new TypeError(`a patch id must be a non-empty string of at most ${MAX_STEP_NAME_LENGTH} characters`),
-      );
-    }
-    let answer = this.patches.get(id);
-    if (!answer) {
-      answer = this.decidePatch(id);
-      this.patches.set(id, answer);
-    }
-    return answer;
-  }
-
-  private async decidePatch(id: string): Promise<boolean> {
-    if (this.settled) return this.halt();
-    if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-    if (this.records.has(keyOf(id, PATCH_OCCURRENCE))) return true;
-    if (this.unvisited.size > 0 && !(await this.atFrontier("patch", id))) {
-      return this.settled ? this.halt() : false;
-    }
-    if (this.settled) return this.halt();
-    this.write({
-      name: id,
-      occurrence: PATCH_OCCURRENCE,
-      kind: "patch",
-      state: "done",
-      attempts: 0,
-      result: null,
-      error: null,
-      wakeAt: null,
-      request: null,
-    });
-    this.host.event("patch_applied", { step: id });
-    return true;
-  }
-
-  private stepApi(): Step {
-    return {
-      do: ((name: string, configOrFn: StepConfig | StepBody, maybeFn?: StepBody) =>
-        typeof configOrFn === "function"
-          ? this.doStep(name, undefined, configOrFn)
-          : this.doStep(name, configOrFn, maybeFn as StepBody)) as Step["do"],
-      sleep: (name, duration: Duration) => this.sleepStep(name, () => this.host.now() + toMilliseconds(duration)),
-      sleepUntil: (name, until) => this.sleepStep(name, () => +until),
-      elicit: (name, request: ElicitRequest, options) =>
-        this.inputStep(
-          name,
-          { method: "elicitation/create", params: { mode: "form", ...request } },
-          options,
-        ) as Promise<ElicitResult>,
-      requestInput: (name, request, options) => this.inputStep(name, request, options),
-      files: this.host.files
-        ? this.host.files((name, fn) => this.doStep(name, undefined, fn) as Promise<FileRef>)
-        : filesDisabled,
-      waitForEvent: ((name: string, options: WaitForEventOptions) =>
-        this.eventStep(name, options)) as Step["waitForEvent"],
-      webhookUrl: (name: string, options: WebhookUrlOptions) => this.webhookStep(name, options),
-      patched: (id) => this.patched(id),
-      status: async (message, options) => {
-        // Replays stay silent: only a run that has passed every journaled step reports status.
-        if (this.settled || this.unvisited.size > 0) return;
-        this.host.setStatus(String(message), options?.progress);
-      },
-    };
-  }
-}
-
-/** The event type of a wait or webhook step, checked before anything is journaled. */
-function eventType(step: string, type: unknown): string {
-  if (typeof type !== "string" || type.length === 0 || type.length > MAX_EVENT_TYPE_LENGTH) {
-    throw new TypeError(`step "${step}": an event type must be a string of 1 to ${MAX_EVENT_TYPE_LENGTH} characters`);
-  }
-  return type;
-}
-
-function toTaskEvent(stored: StoredEvent): TaskEvent {
-  return { type: stored.type, payload: JSON.parse(stored.payload), timestamp: new Date(stored.sentAt) };
-}
-
-function parseJson(text: string | null): unknown {
-  return text === null ? undefined : JSON.parse(text);
-}
-
-const filesDisabled: TaskFiles = {
-  open: () => Promise.reject(new Error("step.files needs durableMcp(…, { files: … })")),
-  write: () => Promise.reject(new Error("step.files needs durableMcp(…, { files: … })")),
-};
-
-/** UTF-8 size of `text`: exact above a third of the journal cap; below it, a count that is also under the cap. */
-function utf8Length(text: string): number {
-  // A UTF-16 code unit is at most 3 UTF-8 bytes: only long texts need the exact count.
-  return text.length * 3 <= MAX_STEP_RESULT_BYTES ? text.length : new TextEncoder().encode(text).byteLength;
-}
-
-/** The JSON text a step result is journaled as; StepResultError when it is not JSON or over `limit` bytes. */
-export function serializeResult(step: string, value: unknown, limit: number): string | null {
-  if (value === undefined) return null;
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value as Serializable);
-  } catch (error) {
-    throw new StepResultError(`step "${step}" returned a value that is not JSON: ${describeError(error).message}`);
-  }
-  if (text === undefined) throw new StepResultError(`step "${step}" returned a value that is not JSON`);
-  const bytes = utf8Length(text);
-  if (bytes > limit) {
-    throw new StepResultError(
-      `step "${step}" returned ${bytes} bytes of JSON; a step result may be at most ${limit} bytes`,
-    );
-  }
-  return text;
-}
-
-/**
- * Whether a `step.do` failure is final at once: our NonRetryableError or Cloudflare Workflows' (so handlers ported
- * from Workflows keep their meaning), subclasses included whatever `name` they set. A name alone is not enough: an
- * unrelated error that merely calls itself "NonRetryableError" is retried like any other.
- */
-export function isNonRetryable(error: unknown): boolean {
-  return error instanceof NonRetryableError || error instanceof WorkflowsNonRetryableError;
-}
-
-/** What a failed input step throws again on replay: the timeout, or the question its client could not answer. */
-function inputFailure(record: StepRecord, label: string): Error {
-  const error = record.error ? (JSON.parse(record.error) as { name?: string; capability?: string }) : {};
-  if (error.name === "InputUnavailableError") {
-    const method = record.request ? (JSON.parse(record.request) as InputRequest).method : "unknown";
-    return new InputUnavailableError(label, method, error.capability ?? "unknown");
-  }
-  return new InputTimeoutError(label);
-}
-
-function stepFailure(record: StepRecord): StepFailedError {
-  const cause = record.error
-    ? (JSON.parse(record.error) as { name: string; message: string; nonRetryable?: boolean })
-    : { name: "Error", message: "step failed" };
-  return new StepFailedError(
-    stepLabel(record.name, record.occurrence),
-    record.attempts,
-    cause.name,
-    cause.message,
-    cause.nonRetryable,
-  );
 }

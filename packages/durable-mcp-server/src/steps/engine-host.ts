@@ -1,0 +1,71 @@
+import type { ReplayDivergenceError } from "../errors/errors.js";
+import type { TaskEventSink } from "../task-events.js";
+import type { StepJournal } from "./journal.js";
+import type { ResultSpill } from "./step-results.js";
+import type { FileStep, InputRequest, TaskFiles } from "./types.js";
+
+// The engine's contract with the TaskRunner that hosts it: what the runner hands in, and how a run ends.
+
+/** What the engine needs from the TaskRunner that hosts it. */
+export interface EngineHost {
+  taskId: string;
+  /** The task's secret the steps' idempotency keys are derived from (see step-keys.ts). */
+  stepKeySalt: string;
+  journal: StepJournal;
+  now(): number;
+  isCancelled(): boolean;
+  setStatus(message: string, progress: number | undefined): void;
+  /** A new input request was journaled: the task is now `input_required`. */
+  inputRequested(): void;
+  /**
+   * The capability the task's client lacks to answer `request` (e.g. "elicitation.form"), or null when it can.
+   * Fixed for the task's life, so a replay decides as the first run did. Absent: every question can be asked.
+   */
+  inputUnavailable?(request: InputRequest): string | null;
+  /** Wall-clock time after which the run hands off to a fresh alarm at the next step boundary. */
+  handoffAt: number;
+  /** Every live AbortController of this run, so that cancel can abort them. */
+  controllers: Set<AbortController>;
+  /** Receives one structured event per step transition. */
+  event: TaskEventSink;
+  /**
+   * Whether the sink wants `step_started` / `step_finished` (the "all" level): when false the engine does not build
+   * them, one object each per step. Absent: it does.
+   */
+  stepEvents?: boolean;
+  /** Builds `step.files` (given how to journal an artifact write as a step), when the deployment has files. */
+  files?: (doStep: FileStep) => TaskFiles;
+  /** Spills results over MAX_STEP_RESULT_BYTES to R2, when the deployment has files. */
+  spill?: ResultSpill;
+  /** The task's event inbox and webhook URLs (`step.waitForEvent`, `step.webhookUrl`). */
+  events?: EventHost;
+}
+
+/** An event as the journal and the inbox keep it: JSON, its time as ms since epoch. */
+export interface StoredEvent {
+  type: string;
+  /** JSON text of the payload. */
+  payload: string;
+  sentAt: number;
+}
+
+/** What event steps need from the TaskRunner: its inbox of buffered events, and the signer of webhook URLs. */
+export interface EventHost {
+  /**
+   * Removes and returns the oldest buffered event of `type`, or null. Synchronous on purpose: the engine journals
+   * the step in the same turn, so the take and the journal write commit together.
+   */
+  take(type: string): StoredEvent | null;
+  /** Step `label` now waits for `type` (the runner names the wait in the status message). */
+  waiting(label: string, type: string): void;
+  /** Mints the signed URL of webhook `hookId` of this task. */
+  webhookUrl(hook: { hookId: string; type: string; expiresAt: number }): Promise<string>;
+}
+
+export type RunOutcome =
+  | { kind: "returned"; value: unknown }
+  | { kind: "threw"; error: unknown }
+  /** Waiting on a clock or on input; the runner arms the alarm from the journal. */
+  | { kind: "suspended"; immediate: boolean }
+  | { kind: "diverged"; error: ReplayDivergenceError }
+  | { kind: "cancelled" };

@@ -1,0 +1,48 @@
+import type { RunOutcome, EngineHost } from "./engine-host.js";
+import type { StepKind, StepRecord } from "./journal.js";
+
+// What the step kinds other than `step.do` (waits.ts, event-steps.ts, patches.ts) need from the engine that runs
+// them: the engine implements this and calls the kinds; the kinds never import the engine.
+
+/** A step this run has claimed: which use of its name it is, and its journal row unless it is new. */
+export interface Entry {
+  name: string;
+  occurrence: number;
+  /** Its key in `records` (keyOf), made only when the journal has rows: a new task's steps need none. */
+  key: string | undefined;
+  /** How the step is named to people (stepLabel). */
+  label: string;
+  record: StepRecord | undefined;
+}
+
+/** What reaches the replay's frontier: a new step, or a patch marker (see ReplayFrontier.reach). */
+export type FrontierKind = "step" | "patch";
+
+export interface StepCore {
+  readonly host: EngineHost;
+  /** The run is over (its outcome is settled): nothing more is journaled. */
+  readonly settled: boolean;
+  /** Journaled steps remain unvisited: the handler is still replaying. */
+  readonly replaying: boolean;
+  /**
+   * Claims the next use of a step name (its journal record, undefined when new), or "halt" when the run must not go
+   * on (cancelled, diverged), or "handoff" before a new step once the alarm's wall-clock budget is spent.
+   */
+  enter(name: string, kind: StepKind): Entry | "halt" | "handoff";
+  /**
+   * Whether the run may go on from a new step or patch marker: true once the replay has caught up, false when it
+   * never will (a divergence). Ask only while `replaying`.
+   */
+  atFrontier(kind: FrontierKind, label: string): boolean | Promise<boolean>;
+  /** Whether the journal holds the step `name`#`occurrence` (read when the run loaded it, or written since). */
+  isJournaled(name: string, occurrence: number): boolean;
+  /** Journals `record`. */
+  write(record: StepRecord): void;
+  /** Parks the caller for good; the run suspends once nothing is in flight. */
+  park(): Promise<never>;
+  /** Ends the run with `outcome` (if given) and parks the caller: the run does not go on from here. */
+  halt(outcome?: RunOutcome): Promise<never>;
+  /** Work of a step is under way (until workEnded): the run does not suspend under it. */
+  workStarted(): void;
+  workEnded(): void;
+}
