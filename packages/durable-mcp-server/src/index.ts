@@ -55,4 +55,4 @@ export { fileLink, FILE_TOOL_NAMES } from "./files/file-tools.js";
 export type { FileView } from "./files/file-service.js";
 export type { ArtifactBody, ArtifactSpec, FileRef, InputFile, TaskFiles } from "./steps/types.js";
 export type { CreateTaskResult, DetailedTask, GetTaskResult, Task } from "./wire/task-shapes.js";
-export type { AttemptHistoryEntry, StepTimelineEntry } from "./steps/journal.js";
+export type { AttemptHistoryEntry, StepTimelineEntry } from "./steps/step-record.js";

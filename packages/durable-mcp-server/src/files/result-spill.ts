@@ -1,4 +1,4 @@
-import type { ResultSpill } from "../steps/engine.js";
+import type { ResultSpill } from "../steps/step-results.js";
 import type { FilesSettings } from "./file-service.js";
 import { toHex } from "../util/encoding.js";
 

@@ -1,6 +1,6 @@
 import type { EventRefusal } from "../errors/event-errors.js";
 import { MAX_BUFFERED_EVENTS, MAX_BUFFERED_EVENTS_PER_TYPE } from "../limits.js";
-import type { StoredEvent } from "../steps/engine.js";
+import type { StoredEvent } from "../steps/engine-host.js";
 import { toHex } from "../util/encoding.js";
 
 /** How a TaskRunner answered an event: given to a waiting step, kept for a later wait, or refused. */

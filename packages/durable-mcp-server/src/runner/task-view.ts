@@ -1,5 +1,5 @@
 import type { JsonRpcErrorObject } from "../errors/jsonrpc.js";
-import { stepLabel, type StepRecord } from "../steps/journal.js";
+import { stepLabel, type StepRecord } from "../steps/step-record.js";
 import { PROGRESS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, InputRequestEntry, Task } from "../wire/task-shapes.js";
 import type { TaskRecord } from "./task-store.js";

@@ -4,8 +4,9 @@
 // own writes, so the next run replays them like any other journaled step. It is a single RPC method under an odd
 // name, outside the typed TaskRunnerRpc, and refuses unless the Worker's env has the binding a test config sets.
 import { MAX_STEP_NAME_LENGTH, MAX_STEP_RESULT_BYTES } from "../limits.js";
-import { serializeResult } from "../steps/engine.js";
-import { parseStepLabel, stepLabel, type StepJournal, type StepRecord } from "../steps/journal.js";
+import { serializeResult } from "../steps/step-results.js";
+import type { StepJournal } from "../steps/journal.js";
+import { parseStepLabel, stepLabel, type StepRecord } from "../steps/step-record.js";
 import { FINAL_STATUSES, type TaskRecord } from "./task-store.js";
 
 /** The seam's method name on the TaskRunner: not a name anyone writes by accident. */

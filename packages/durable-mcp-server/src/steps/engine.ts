@@ -10,7 +10,8 @@ import {
   RUN_YIELD_STEPS,
 } from "../limits.js";
 import type { EngineHost, RunOutcome } from "./engine-host.js";
-import { DERIVED_KEY, stepLabel, type FirstAttempt, type StepKind, type StepRecord } from "./journal.js";
+import type { FirstAttempt } from "./held-rows.js";
+import { DERIVED_KEY, stepLabel, type StepKind, type StepRecord } from "./step-record.js";
 import { LiveAttempt, LiveAttempts, type StepBody } from "./live-attempt.js";
 import { ReplayFrontier } from "./replay-frontier.js";
 import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
@@ -34,8 +35,6 @@ import type { Step } from "./types.js";
 // run ends. The other step kinds live beside it (waits.ts, event-steps.ts, patches.ts) against its StepCore face.
 
 // Imported from here by the runner and files/ (the engine's public face inside the library).
-export type { EngineHost, EventHost, RunOutcome, StoredEvent } from "./engine-host.js";
-export { serializeResult, type ResultSpill } from "./step-results.js";
 
 /**
  * Runs a task handler once against its journal. Journaled steps return their stored outcome without running;

@@ -3,7 +3,7 @@ import { EventTimeoutError } from "../errors/event-errors.js";
 import { MAX_EVENT_TYPE_LENGTH } from "../limits.js";
 import { toMilliseconds } from "./duration.js";
 import type { EventHost, StoredEvent } from "./engine-host.js";
-import { stepLabel, type StepRecord } from "./journal.js";
+import { stepLabel, type StepRecord } from "./step-record.js";
 import type { StepCore } from "./step-core.js";
 import type { TaskEvent, WaitForEventOptions, WebhookUrlOptions } from "./types.js";
 

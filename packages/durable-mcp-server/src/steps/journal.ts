@@ -17,19 +17,6 @@ import {
   type TimelineRow,
 } from "./step-record.js";
 
-export type { FirstAttempt } from "./held-rows.js";
-export {
-  DERIVED_KEY,
-  PATCH_OCCURRENCE,
-  parseStepLabel,
-  stepLabel,
-  type AttemptHistoryEntry,
-  type StepKind,
-  type StepRecord,
-  type StepState,
-  type StepTimelineEntry,
-} from "./step-record.js";
-
 interface StepRow extends Record<string, SqlStorageValue> {
   name: string;
   occurrence: number;

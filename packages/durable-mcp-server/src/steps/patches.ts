@@ -1,5 +1,5 @@
 import { MAX_STEP_NAME_LENGTH } from "../limits.js";
-import { PATCH_OCCURRENCE } from "./journal.js";
+import { PATCH_OCCURRENCE } from "./step-record.js";
 import type { StepCore } from "./step-core.js";
 
 /** `step.patched` of one run; asked twice, a patch answers the same (its answer is kept by patch id). */

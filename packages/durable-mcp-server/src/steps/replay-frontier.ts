@@ -1,7 +1,7 @@
 import { ReplayDivergenceError } from "../errors/errors.js";
 import { REPLAY_QUIET_MS } from "../limits.js";
 import type { RunOutcome } from "./engine-host.js";
-import { stepLabel, type StepRecord } from "./journal.js";
+import { stepLabel, type StepRecord } from "./step-record.js";
 import type { FrontierKind } from "./step-core.js";
 
 /** A new step or patch marker waiting for the replay to catch up (see ReplayFrontier.reach). */

@@ -1,5 +1,5 @@
 import type { RunOutcome, EngineHost } from "./engine-host.js";
-import type { StepKind, StepRecord } from "./journal.js";
+import type { StepKind, StepRecord } from "./step-record.js";
 
 // What the step kinds other than `step.do` (waits.ts, event-steps.ts, patches.ts) need from the engine that runs
 // them: the engine implements this and calls the kinds; the kinds never import the engine.

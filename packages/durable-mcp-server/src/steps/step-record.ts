@@ -88,7 +88,7 @@ export interface AttemptHistoryEntry {
 }
 /** running: an attempt started; waiting: a retry, sleep or input is pending; done / failed: final. */
 export type StepState = "running" | "waiting" | "done" | "failed";
-/** How the engine marks a result spilled to R2 (engine.ts `SPILLED`): the row holds the key, not the value. */
+/** A journaled result that starts with this is a reference to R2 (step-results.ts): the row holds the key, not the value; JSON text never starts with "@". */
 export const SPILLED_PREFIX = "@r2:";
 
 /** A row as the timeline reads it (and a packed step as the row it stands for). */

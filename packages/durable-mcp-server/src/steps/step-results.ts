@@ -9,7 +9,7 @@ import {
 } from "../errors/errors.js";
 import { MAX_STEP_RESULT_BYTES } from "../limits.js";
 import type { TaskEventSink } from "../task-events.js";
-import { stepLabel, type StepRecord } from "./journal.js";
+import { SPILLED_PREFIX, stepLabel, type StepRecord } from "./step-record.js";
 import type { InputRequest, Serializable } from "./types.js";
 
 // What a step's outcome is journaled as, and what a journaled outcome reads back as: result text (inline, or spilled
@@ -31,9 +31,6 @@ export function sameAsJson(value: unknown): boolean {
   }
 }
 
-/** A journaled result that starts with this is a reference to R2; JSON text never starts with "@". */
-const SPILLED = "@r2:";
-
 /** Where results too large for the journal go. */
 export interface ResultSpill {
   /** Stores the JSON text of step `name`'s result; returns the key to journal. */
@@ -50,12 +47,12 @@ export async function spillResult(
 ): Promise<string> {
   const key = await spill.put(label, text);
   event("step_result_spilled", { step: label, bytes: utf8Length(text) });
-  return `${SPILLED}${key}`;
+  return `${SPILLED_PREFIX}${key}`;
 }
 
 /** The spill key a journaled result refers to, or null when the result is inline JSON text (or none). */
 export function spilledKey(stored: string | null): string | null {
-  return stored?.startsWith(SPILLED) ? stored.slice(SPILLED.length) : null;
+  return stored?.startsWith(SPILLED_PREFIX) ? stored.slice(SPILLED_PREFIX.length) : null;
 }
 
 export function parseJson(text: string | null): unknown {

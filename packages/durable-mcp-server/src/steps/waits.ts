@@ -1,6 +1,6 @@
 import { describeError, InputTimeoutError, InputUnavailableError } from "../errors/errors.js";
 import { toMilliseconds } from "./duration.js";
-import { parseStepLabel, stepLabel, type StepRecord } from "./journal.js";
+import { parseStepLabel, stepLabel, type StepRecord } from "./step-record.js";
 import type { StepCore } from "./step-core.js";
 import { inputFailure, parseJson } from "./step-results.js";
 import type { InputOptions, InputRequest } from "./types.js";

@@ -15,7 +15,7 @@ import {
 import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
 import { RunnerClient } from "../runner/runner-client.js";
 import { sendTaskEvent, type SendEventInput, type SendEventResult } from "../runner/send-event.js";
-import { stepLabel, type StepState, type StepTimelineEntry } from "../steps/journal.js";
+import { stepLabel, type StepState, type StepTimelineEntry } from "../steps/step-record.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import { TASKS_EXTENSION } from "../wire/protocol.js";
 import { CLIENT_CAPABILITIES_META_KEY } from "@modelcontextprotocol/server";

@@ -2,7 +2,7 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/ids.js";
 import { migrate, SCHEMA_VERSION, schemaVersion } from "../../src/runner/schema.js";
-import { DERIVED_KEY } from "../../src/steps/journal.js";
+import { DERIVED_KEY } from "../../src/steps/step-record.js";
 import { StepKeys } from "../../src/steps/step-keys.js";
 import { TaskStore } from "../../src/runner/task-store.js";
 import { fixtureEnv, fixtureTask, isFinal, probeFor, waitForTask } from "../helpers.js";

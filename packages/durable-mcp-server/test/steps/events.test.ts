@@ -9,7 +9,7 @@ import { EventInbox } from "../../src/runner/event-inbox.js";
 import { RunnerClient } from "../../src/runner/runner-client.js";
 import { sendTaskEvent, type SendEventInput } from "../../src/runner/send-event.js";
 import { STEPS_META } from "../../src/wire/meta-keys.js";
-import type { StepTimelineEntry } from "../../src/steps/journal.js";
+import type { StepTimelineEntry } from "../../src/steps/step-record.js";
 import { fixtureEnv, isFinal, startTask, waitForTask, type StartedTask } from "../helpers.js";
 
 const runners = new RunnerClient(fixtureEnv.TASK_RUNNER);

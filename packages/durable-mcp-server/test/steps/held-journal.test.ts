@@ -5,8 +5,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { migrate } from "../../src/runner/schema.js";
-import { runWithJournal, type RunOutcome } from "../../src/steps/engine.js";
-import { DERIVED_KEY, StepJournal } from "../../src/steps/journal.js";
+import type { RunOutcome } from "../../src/steps/engine-host.js";
+import { runWithJournal } from "../../src/steps/engine.js";
+import { StepJournal } from "../../src/steps/journal.js";
+import { DERIVED_KEY } from "../../src/steps/step-record.js";
 import type { Step } from "../../src/steps/types.js";
 import { fixtureEnv } from "../helpers.js";
 import { engineHost } from "./engine-host.js";

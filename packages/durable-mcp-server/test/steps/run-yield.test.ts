@@ -1,7 +1,7 @@
 // A run of many steps that never do I/O yields to its object's event loop between steps (RUN_YIELD_STEPS /
 // RUN_YIELD_MS), so a tasks/get sent meanwhile is answered during the run, not after it (issue 15).
 import { describe, expect, it } from "vitest";
-import type { StepTimelineEntry } from "../../src/steps/journal.js";
+import type { StepTimelineEntry } from "../../src/steps/step-record.js";
 import { STEPS_META } from "../../src/wire/meta-keys.js";
 import type { DetailedTask } from "../../src/wire/task-shapes.js";
 import { startTask } from "../helpers.js";
