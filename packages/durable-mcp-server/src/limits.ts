@@ -71,10 +71,7 @@ export const MAX_RUN_FAILURES = 3;
 export const SEAM_RUN_WAIT_MS = 10_000;
 
 // --- The create path (runner/, routing/; docs/limits.md, "Pre-created runners") ---
-/**
- * A prepared TaskRunner that no create claimed deletes its storage this long after it was prepared. Its alarm is first
- * armed FIRST_RUN_FALLBACK_MS after `prepare` (so that a create soon after sets none) and re-armed at this deadline.
- */
+/** A prepared TaskRunner that no create claimed deletes its storage this long after it was prepared. */
 export const PREPARED_RUNNER_TTL_MS = 5 * 60_000;
 /**
  * A Worker isolate hands out a prepared task id only while it is younger than this, well before its runner deletes
@@ -102,8 +99,7 @@ export const PREPARED_RUNNER_DEMAND_WINDOW_MS = 60_000;
 export const PREPARED_RUNNER_REFILL_DELAY_MS = 50;
 /**
  * A task's first run is started by its TaskRunner right after the create has committed; the alarm is armed this far
- * ahead as the durable fallback (an instance that dies before starting the run leaves it to the alarm). `prepare`
- * arms it this far ahead too: a create on that runner while its alarm is due within this window keeps it.
+ * ahead as the durable fallback (an instance that dies before starting the run leaves it to the alarm).
  */
 export const FIRST_RUN_FALLBACK_MS = 1_000;
 
