@@ -82,9 +82,7 @@ export interface UpdateOutcome {
 export interface TaskRunnerRpc {
   /**
    * Pre-creates this object for a task id not handed out yet (the router's pool, routing/runner-pool.ts): applies the
-   * schema and arms an alarm FIRST_RUN_FALLBACK_MS ahead (a create within it keeps that alarm as its first run's
-   * fallback; otherwise it re-arms at the deadline), deleting its storage unless a create claims it within
-   * PREPARED_RUNNER_TTL_MS. Binds
+   * schema and arms an alarm that deletes its storage unless a create claims it within PREPARED_RUNNER_TTL_MS. Binds
    * no principal and creates no task: until `create`, every call answers exactly as for an unknown id. False (and
    * nothing changed) when the object already holds a task.
    */
@@ -149,11 +147,6 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     private journal = new StepJournal(this.ctx.storage.sql);
     private inbox = new EventInbox(this.ctx.storage.sql);
     private ready = false;
-    /**
-     * When the alarm of this unclaimed runner is due, as this instance armed it (prepare, or the alarm re-arming at
-     * the deadline); undefined when not known here (another instance armed it, or it was consumed).
-     */
-    private preparedAlarmAt: number | undefined;
     /** Aborted on cancel: the signals of this instance's in-flight step attempts. */
     private controllers = new Set<AbortController>();
     private listeners = new Set<TaskListener>();
@@ -187,13 +180,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         this.ready = true;
       }
       if (this.store.read()) return false;
-      // The alarm goes FIRST_RUN_FALLBACK_MS ahead, not to the deadline: a create within that window finds the first
-      // run's fallback already armed (and earlier) and sets no alarm of its own. The deadline is kept in storage so
-      // that the alarm, if no create came first, re-arms at it even in a later instance (discardUnclaimed).
-      const now = Date.now();
-      this.ctx.storage.kv.put(PREPARED_DEADLINE_KEY, now + PREPARED_RUNNER_TTL_MS);
-      await this.ctx.storage.setAlarm(now + FIRST_RUN_FALLBACK_MS);
-      this.preparedAlarmAt = now + FIRST_RUN_FALLBACK_MS;
+      await this.ctx.storage.setAlarm(Date.now() + PREPARED_RUNNER_TTL_MS);
       return true;
     }
 
@@ -216,17 +203,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const now = Date.now();
       this.cancelled = false;
       this.store.insert(task, now);
-      // The alarm prepare (or the alarm handler) armed is known here only in the instance that armed it: a field, not
-      // getAlarm(), because only this class sets an unclaimed runner's alarm, and after an eviction arming anyway is
-      // safe (it only costs the setAlarm this saves). An alarm due by now may be on its way already: arm then too. One
-      // due in (now, now + FIRST_RUN_FALLBACK_MS] is the first run's fallback, earlier than ours: it fires after this
-      // create (which awaits nothing before it returns), finds the record and runs the task (runDue's guards).
-      // (A prepared runner's deadline stays in its KV: nothing reads it once the record exists; the purge removes it.)
-      const armed = this.preparedAlarmAt;
-      this.preparedAlarmAt = undefined;
-      if (armed === undefined || armed <= now || armed > now + FIRST_RUN_FALLBACK_MS) {
-        await this.ctx.storage.setAlarm(now + FIRST_RUN_FALLBACK_MS);
-      }
+      await this.ctx.storage.setAlarm(now + FIRST_RUN_FALLBACK_MS);
       const created = toTask(this.store.read()!);
       // Once the record is durable — when the output gate lets this reply go — log the line and start the run here,
       // instead of after an alarm hop. Neither holds the reply; if this instance dies first, the alarm runs the task.
@@ -468,8 +445,6 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     override async alarm(): Promise<void> {
-      // This delivery consumes whatever prepare armed; discardUnclaimed records what it arms next.
-      this.preparedAlarmAt = undefined;
       // Ready without a record: a prepared runner that no create claimed by its deadline.
       if (this.ready && !this.store.read()) return this.discardUnclaimed();
       return this.runDue();
@@ -715,20 +690,12 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     /**
-     * A prepared runner's alarm fired with no create. Before its deadline (the alarm prepare armed
-     * FIRST_RUN_FALLBACK_MS ahead) it re-arms at the deadline; at or after it, or with no deadline kept (a runner
-     * prepared before the deadline was kept), its storage goes. No call is delivered meanwhile, so a create can never
-     * land between the check and the write (one that came first is found, and kept).
+     * A prepared runner's deadline passed with no create: its storage goes. No call is delivered meanwhile, so a
+     * create can never land between the check and the delete (one that came first is found, and kept).
      */
     private async discardUnclaimed(): Promise<void> {
       await this.ctx.blockConcurrencyWhile(async () => {
         if (!this.ready || this.store.read()) return;
-        const deadline = this.ctx.storage.kv.get<number>(PREPARED_DEADLINE_KEY);
-        if (deadline !== undefined && Date.now() < deadline) {
-          await this.ctx.storage.setAlarm(deadline);
-          this.preparedAlarmAt = deadline;
-          return;
-        }
         await this.ctx.storage.deleteAlarm();
         await this.ctx.storage.deleteAll();
         this.store.forget();
@@ -749,9 +716,6 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
   };
 }
-
-/** The storage key (the object's KV, next to its SQL tables) holding an unclaimed runner's deadline. */
-export const PREPARED_DEADLINE_KEY = "preparedDeadline";
 
 /** Settled: nothing more happens without the client (final, or waiting for an answer). */
 function settled(status: TaskStatus): boolean {
