@@ -77,9 +77,9 @@ const measured = await withServer(port, async (server) => {
   const client = benchClient(`${server.origin}${process.env.BENCH_CREATE_PATH ?? "/mcp"}`);
   const workerd = groupMembers(server.pgid!).filter((member) => member.comm === "workerd");
   if (workerd.length === 0) throw new Error("no workerd process in the wrangler dev group");
+  const cpu = () => workerd.reduce((sum, member) => sum + cpuSeconds(member.pid) * 1000, 0);
   /** workerd CPU ms per iteration of what `fn` does `n` times (then waits `settleMs` for work it left running). */
   const cpuPer = async <T>(n: number, fn: () => Promise<T>, settleMs = 0): Promise<[number, T]> => {
-    const cpu = () => workerd.reduce((sum, member) => sum + cpuSeconds(member.pid) * 1000, 0);
     const before = cpu();
     const value = await fn();
     if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
