@@ -2,12 +2,16 @@
 // defaults: task event lines at the default level, TASK_INDEX bound) create, the one-step round trip by polling and
 // by listen, and the inline one-step task — in about half a minute, so that builds can be interleaved
 // (docs/performance.md, "Create path (issue 15, round 2)"). Appends each run to results/bench-create-history.jsonl.
+// workerd CPU (utime + stime of the wrangler dev group's workerd processes) is reported per HTTP-floor request, per
+// create + poll cycle, and per create alone (creates back to back, then 2 s for their runs and the pool's refills):
+// the figures that do not move with the machine's load (docs/performance.md, "Create path, round 4").
 //   BENCH_PORT (default 8795), BENCH_QUICK=1 (a fifth of the iterations), BENCH_LABEL (names the build measured)
 import { execFileSync } from "node:child_process";
 import { appendFileSync, mkdirSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import type { McpHttpClient } from "@durable-mcp/test-harness";
+import { groupMembers, type McpHttpClient } from "@durable-mcp/test-harness";
+import { cpuSeconds } from "./common.ts";
 import { benchClient, resultOf } from "./mcp.ts";
 import { withServer, workspaceRoot } from "./server.ts";
 import { ms, summarize, type Summary } from "./stats.ts";
@@ -71,20 +75,42 @@ const creates: number[] = [];
 const loadBefore = loadavg();
 const measured = await withServer(port, async (server) => {
   const client = benchClient(`${server.origin}${process.env.BENCH_CREATE_PATH ?? "/mcp"}`);
+  const workerd = groupMembers(server.pgid!).filter((member) => member.comm === "workerd");
+  if (workerd.length === 0) throw new Error("no workerd process in the wrangler dev group");
+  const cpu = () => workerd.reduce((sum, member) => sum + cpuSeconds(member.pid) * 1000, 0);
+  /** workerd CPU ms per iteration of what `fn` does `n` times (then waits `settleMs` for work it left running). */
+  const cpuPer = async <T>(n: number, fn: () => Promise<T>, settleMs = 0): Promise<[number, T]> => {
+    const before = cpu();
+    const value = await fn();
+    if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
+    return [(cpu() - before) / n, value];
+  };
   await http(server.origin, "/floor/http", 50);
-  const httpFloor = await http(server.origin, "/floor/http", times(400));
+  const [floorCpu, httpFloor] = await cpuPer(times(400), () => http(server.origin, "/floor/http", times(400)));
   const newObjectFloor = await http(server.origin, "/floor/http-write", times(150));
   await samples(times(20), async () => (await createAndPoll(client))[1]);
-  const polled = await samples(times(200), async () => {
-    const [created, total] = await createAndPoll(client);
-    creates.push(created);
-    return total;
-  });
+  const [cycleCpu, polled] = await cpuPer(times(200), () =>
+    samples(times(200), async () => {
+      const [created, total] = await createAndPoll(client);
+      creates.push(created);
+      return total;
+    }),
+  );
   const listened = await samples(times(100), () => createAndListen(client));
   await samples(times(20), () => inline(client));
   asTask = 0;
   const inlined = await samples(times(200), () => inline(client));
+  const [createCpu] = await cpuPer(
+    times(150),
+    () =>
+      samples(times(150), async () => {
+        await client.startTask("bench_steps", oneStep);
+        return 0;
+      }),
+    2_000,
+  );
   return {
+    cpuMs: { floorRequest: floorCpu, createPollCycle: cycleCpu, create: createCpu },
     httpFloor: httpFloor.p50,
     newObjectFloor: newObjectFloor.p50,
     create: summarize(creates),
@@ -113,6 +139,11 @@ console.log(
   `load ${loadBefore.map((l) => l.toFixed(2)).join(" ")} → ${record.loadAfter.map((l) => l.toFixed(2)).join(" ")}`,
 );
 console.log(`HTTP floor p50 ${ms(httpFloor)}; new-object floor p50 ${ms(newObjectFloor)}`);
+const { cpuMs } = measured;
+console.log(
+  `workerd CPU: ${ms(cpuMs.floorRequest)} per HTTP-floor request, ${ms(cpuMs.createPollCycle)} per create + poll cycle, ` +
+    `${ms(cpuMs.create)} per create alone (with its run and refill; ${x(cpuMs.create, cpuMs.floorRequest)} a floor request)`,
+);
 const rows: [string, Summary][] = [
   ["create", measured.create],
   ["one-step round trip (polling)", measured.roundTripPolling],
