@@ -43,6 +43,8 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
   private readonly store = new WatcherStorage(this.ctx.storage.sql);
   private readonly outbound = new Outbound(this.env, this.store);
   private readonly send: Send = (url, method, params, log) => this.outbound.request(url, method, params, log);
+  /** Counts connectTo calls: only the latest one's outcome becomes the connection (see connectTo). */
+  private connects = 0;
   private readonly poller = new TaskPoller({
     view: (taskId) => this.state.tasks.find((t) => t.record.taskId === taskId),
     getTask: async (view, params) =>
@@ -106,13 +108,16 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
     const target = listed ?? String(url).trim();
     // Tokens are kept only for listed servers: nothing else will ever be sent one.
     if (token !== undefined && listed !== undefined) this.outbound.setToken(target, token.trim() || undefined);
+    const attempt = ++this.connects;
     this.update({
       serverUrl: target,
       hasToken: !!this.outbound.token(target),
       connection: { state: "connecting", url: target },
     });
     const connection = await connect(this.send, target);
-    this.update({ connection });
+    // Connects can overlap (a second click, another tab, a slow server): the latest request decides what the agent
+    // is connected to, and an earlier one that ends later only answers its own caller.
+    if (attempt === this.connects) this.update({ connection });
     return connection;
   }
 

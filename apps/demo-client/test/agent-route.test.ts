@@ -107,23 +107,32 @@ class AgentSocket {
   }
 }
 
-/** A plain Node HTTP server that records what reaches it and answers with `answer`. */
+/**
+ * A plain Node HTTP server that records what reaches it and answers with `answer`; while `hold` is set, every answer
+ * waits for it (a slow server).
+ */
 async function recordingServer(
   port: number,
   answer: (path: string) => { status: number; type: string; body: string },
-): Promise<{ server: Server; url: string; requests: string[] }> {
+): Promise<{ server: Server; url: string; requests: string[]; hold?: Promise<void> }> {
   const requests: string[] = [];
-  const server = createServer((req, res) => {
-    requests.push(`${req.method} ${req.url}`);
-    req.resume();
-    req.on("end", () => {
-      const { status, type, body } = answer(req.url ?? "");
-      res.writeHead(status, { "content-type": type });
-      res.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+  const recording: { server: Server; url: string; requests: string[]; hold?: Promise<void> } = {
+    server: createServer((req, res) => {
+      requests.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on("end", async () => {
+        await recording.hold;
+        const { status, type, body } = answer(req.url ?? "");
+        res.writeHead(status, { "content-type": type });
+        res.end(body);
+      });
+    }),
+    url: "",
+    requests,
+  };
+  await new Promise<void>((resolve) => recording.server.listen(port, "127.0.0.1", resolve));
+  recording.url = `http://127.0.0.1:${(recording.server.address() as AddressInfo).port}`;
+  return recording;
 }
 
 describe("the page's agent route", () => {
@@ -274,6 +283,40 @@ describe("the page's agent route", () => {
     // A session the client already has goes on working; another client opens its own.
     expect((await openSession(client, { cookie: first })).status).toBe(200);
     expect((await openSession(newClient())).status).toBe(200);
+  });
+
+  it("is connected to the server of the latest connect: an earlier connect that ends later does not undo it", async () => {
+    const { body, cookie } = await openSession(newClient());
+    const socket = await AgentSocket.open(body.name ?? "", cookie);
+    let release: (() => void) | undefined;
+    listed.hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    listed.requests.length = 0;
+    try {
+      // A connect to a slow server, still waiting for its answer when the next connect (to the page's own) ends.
+      const slow = socket.call<Connection>("connectTo", [`${listed.url}/text/mcp`]);
+      for (const deadline = Date.now() + 10_000; listed.requests.length === 0 && Date.now() < deadline;) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(listed.requests).toEqual(["POST /text/mcp"]);
+      const latest = await socket.call<Connection>("connectTo", [`${origin}/mcp`]);
+      expect(latest).toMatchObject({ state: "connected", url: `${origin}/mcp` });
+      release?.();
+      // The slow one answers its own caller with its own outcome…
+      expect(await slow).toMatchObject({ state: "failed", url: `${listed.url}/text/mcp` });
+      // …and the agent stays connected to the latest.
+      const state = (await (
+        await fetch(`${origin}/agents/task-watcher/${body.name}`, { headers: { origin, cookie } })
+      ).json()) as { connection: Connection; serverUrl: string };
+      expect(state.connection).toMatchObject({ state: "connected", url: `${origin}/mcp` });
+      expect(state.serverUrl).toBe(`${origin}/mcp`);
+    } finally {
+      release?.();
+      listed.hold = undefined;
+      listed.requests.length = 0;
+      socket.close();
+    }
   });
 
   it("calls only the listed servers: a URL WATCHER_SERVERS does not list is refused before any request", async () => {

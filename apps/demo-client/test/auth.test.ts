@@ -56,9 +56,12 @@ describe("a server that requires a bearer token", () => {
     expect(await page.getByTestId("connected").count()).toBe(0);
     await page.screenshot({ path: join(screenshots, "20-token-required.png"), fullPage: true });
 
-    // A wrong token: refused again, still asking.
+    // A wrong token: refused again, still asking. The first refusal's message says the same, so wait for it to go
+    // (the agent is connecting again) before reading the answer to this connect.
+    const firstRefusal = await problem.elementHandle();
     await field.fill("not-the-token");
     await page.getByRole("button", { name: "Connect", exact: true }).click();
+    await firstRefusal!.waitForElementState("hidden", WAIT);
     await expect.poll(() => page.getByTestId("connect-error").textContent(), WAIT).toContain("HTTP 401");
     expect(await page.getByTestId("connected").count()).toBe(0);
 

@@ -27,11 +27,13 @@ export function ConnectPanel() {
   const connect = async (target: string) => {
     setEdited(target);
     setProblem(undefined);
+    const sent = token.trim();
     try {
       // An empty token field keeps the token the agent holds for this URL.
-      await callWatcher<Connection>("connectTo", token.trim() ? [target, token.trim()] : [target]);
+      await callWatcher<Connection>("connectTo", sent ? [target, sent] : [target]);
       setEdited(undefined);
-      setToken("");
+      // The agent keeps the token it was given; a token typed while this connect was on its way stays in the field.
+      setToken((current) => (current.trim() === sent ? "" : current));
     } catch (error) {
       setProblem(`The page's agent did not answer (${errorText(error)}). Try again once it is connected.`);
     }
