@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { newTaskId } from "../src/ids.js";
 import type { FixtureEnv } from "./fixtures/worker.js";
-import type { TaskRunnerRpc } from "../src/runner/task-runner.js";
+import type { TaskRunnerRpc } from "../src/runner/task-runner-rpc.js";
 import type { NewTask } from "../src/runner/task-store.js";
 import type { DetailedTask } from "../src/wire/task-shapes.js";
 

@@ -3,7 +3,7 @@ import { newTaskId } from "../ids.js";
 import type { RunnerPool } from "./runner-pool.js";
 import { taskIndexOf, type IndexCursor, type IndexEntry } from "./task-index.js";
 import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
-import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "./task-runner.js";
+import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "./task-runner-rpc.js";
 import type { NewTask } from "./task-store.js";
 import type { TaskText } from "./task-view.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";

@@ -1,35 +1,32 @@
-import { ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { DurableObject } from "cloudflare:workers";
-import { TaskProtocolError } from "../errors/errors.js";
-import { toJsonRpcError } from "../errors/jsonrpc.js";
-import { envelopeFor, toolErrorResult, toToolResult } from "../errors/envelope.js";
-import type { EngineHost, RunOutcome } from "../steps/engine-host.js";
-import { runWithJournal } from "../steps/engine.js";
-import { FileService, type FilesSettings } from "../files/file-service.js";
-import { deleteSpilledResults, resultSpill } from "../files/result-spill.js";
-import { createTaskFiles } from "../files/task-files.js";
-import { StepJournal } from "../steps/journal.js";
-import { stepLabel } from "../steps/step-record.js";
-import { expiryOf } from "../util/expiry.js";
-import { STEPS_META } from "../wire/meta-keys.js";
-import type { DetailedTask, Task } from "../wire/task-shapes.js";
-import { missingInputCapability } from "../wire/input-capabilities.js";
 import {
   FIRST_RUN_FALLBACK_MS,
   MAX_KEPT_RESULT_CHARS,
-  MAX_RUN_FAILURES,
   PREPARED_RUNNER_TTL_MS,
   SEAM_RUN_WAIT_MS,
   TIMELINE_LIMIT,
 } from "../limits.js";
+import { StepJournal } from "../steps/journal.js";
+import { stepLabel } from "../steps/step-record.js";
+import { taskEventLog } from "../task-events.js";
+import { STEPS_META } from "../wire/meta-keys.js";
+import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { checkInputAnswer } from "./elicit-answer.js";
-import { taskIndexOf } from "./task-index.js";
 import { EventInbox, sha256Hex, waitingMessage, type EventOutcome, type WebhookAnswer } from "./event-inbox.js";
-import { DEFAULT_WEBHOOK_SETTINGS, webhookSigner, type WebhookSettings } from "./webhook-urls.js";
-import { toDetailedTask, toTask, toTaskText, type TaskText } from "./task-view.js";
 import { migrate, schemaVersion } from "./schema.js";
-import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
-import { taskDefinitionOf, type TaskRegistry } from "./task-definition.js";
+import type { TaskRegistry } from "./task-definition.js";
+import { TaskRun, type RunConfig } from "./task-run.js";
+import type {
+  TaskAccess,
+  TaskListener,
+  TaskRunnerClass,
+  TaskRunnerOptions,
+  TaskRunnerRpc,
+  UpdateOutcome,
+} from "./task-runner-rpc.js";
+import { FINAL_STATUSES, TaskStore, type NewTask, type TaskRecord, type TaskStatus } from "./task-store.js";
+import { watchStream } from "./task-stream.js";
+import { toDetailedTask, toTask, toTaskText, type TaskText } from "./task-view.js";
 import {
   applyTestingOp,
   assertTestingEnabled,
@@ -38,101 +35,19 @@ import {
   type TestingAnswer,
   type TestingOp,
 } from "./testing-seam.js";
-import {
-  FINAL_STATUSES,
-  TaskStore,
-  type Ending,
-  type NewTask,
-  type TaskRecord,
-  type TaskStatus,
-} from "./task-store.js";
+import { DEFAULT_WEBHOOK_SETTINGS } from "./webhook-urls.js";
 
-export interface TaskRunnerOptions<Env> {
-  /** Builds the author's server; the runner looks task handlers up in it by tool name. */
-  registry: (env: Env) => TaskRegistry;
-  /** A run hands off to a fresh alarm after this long, well before the alarm's 15-minute wall limit. */
-  alarmBudgetMs?: number;
-  /** How long a finished or expired task stays readable after its TTL, before it is purged. */
-  purgeGraceMs?: number;
-  /** Which task events are logged as JSON lines (default "task"). */
-  events?: TaskEventLevel;
-  /** The deployment's file settings: `step.files`, and step results too large for the journal spill to R2. */
-  files?: FilesSettings;
-  /** The per-principal TaskIndex binding, when there is one: a purged task leaves its principal's index. */
-  indexBinding?: string;
-  /** Where webhook URLs point and which secret signs them (default `/webhooks`, `WEBHOOK_URL_SECRET`). */
-  webhooks?: WebhookSettings;
-}
+// The TaskRunner Durable Object: its RPC methods (the contract is task-runner-rpc.ts) over the task's record, journal
+// and inbox. The run loop its alarm drives is task-run.ts; what a run hands the engine, engine-hosts.ts.
 
 const DEFAULT_ALARM_BUDGET_MS = 10 * 60_000;
 const DEFAULT_PURGE_GRACE_MS = 60_000;
-
-/** The `principal` binding every call carries: a foreign principal sees exactly what an unknown id sees. */
-export interface TaskAccess {
-  taskId: string;
-  principal: string;
-}
-
-export type TaskListener = (task: DetailedTask) => void;
-
-export interface UpdateOutcome {
-  accepted: string[];
-  invalid?: { key: string; path: string; message: string };
-}
-
-/** The RPC surface of a TaskRunner. Every method is idempotent, which is what makes retrying it safe. */
-export interface TaskRunnerRpc {
-  /**
-   * Pre-creates this object for a task id not handed out yet (the router's pool, routing/runner-pool.ts): applies the
-   * schema and arms an alarm that deletes its storage unless a create claims it within PREPARED_RUNNER_TTL_MS. Binds
-   * no principal and creates no task: until `create`, every call answers exactly as for an unknown id. False (and
-   * nothing changed) when the object already holds a task.
-   */
-  prepare(): Promise<boolean>;
-  /**
-   * Creates the task. The same id, principal, tool and input again returns the existing task (a retried or
-   * deduplicated call joins it); the same id for anything else returns null and changes nothing.
-   */
-  create(task: NewTask): Promise<Task | null>;
-  /** With `steps`, the task's `_meta` carries the step timeline (STEPS_META). */
-  get(access: TaskAccess, options?: { steps?: boolean }): Promise<DetailedTask | null>;
-  /** `get` without the timeline, as JSON text (the `tasks/get` fast path passes it through unparsed). */
-  getText(access: TaskAccess): Promise<TaskText | null>;
-  /**
-   * Answers are keyed: a repeated answer finds its key no longer outstanding and is ignored. An answer to an
-   * outstanding key that does not fit its question is reported in `invalid`, and then nothing is recorded.
-   */
-  update(access: TaskAccess, responses: Record<string, unknown>): Promise<UpdateOutcome | null>;
-  /** The first ending wins; cancelling again is a no-op. */
-  cancel(access: TaskAccess): Promise<boolean>;
-  /** The task plus the tool that created it, for views that name the tool. */
-  inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null>;
-  /** Resolves once the task is final or waits for input, or as it stands after `timeoutMs`. */
-  awaitSettled(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null>;
-  /** The task as newline-delimited JSON, now and after every change, until it is final. */
-  watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null>;
-  /**
-   * Trusted code's event for task `taskId` (`mcp.sendEvent`): given to the oldest wait of its type, else buffered.
-   * With `principal`, another principal's task is refused as unknown. `payload` is JSON text.
-   */
-  sendEvent(taskId: string, event: { type: string; payload: string }, principal?: string): Promise<EventOutcome>;
-  /**
-   * A POST to webhook `hookId` of task `taskId`, its signature already checked by the route: delivered once; an
-   * identical repeat gets the first answer, a different body 409.
-   */
-  deliverWebhook(taskId: string, hook: { hookId: string; type: string; payload: string }): Promise<WebhookAnswer>;
-}
-
-/** The Durable Object class `defineTaskRunner` builds; export it from the Worker under its binding's class name. */
-export type TaskRunnerClass<Env> = new (ctx: DurableObjectState, env: Env) => DurableObject<Env> & TaskRunnerRpc;
 
 /**
  * Builds the TaskRunner Durable Object class for an author's server: one object per task, holding the task
  * record and its step journal in SQLite, and driving the handler from its single alarm.
  */
 export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>): TaskRunnerClass<Env> {
-  const alarmBudgetMs = options.alarmBudgetMs ?? DEFAULT_ALARM_BUDGET_MS;
-  const purgeGraceMs = options.purgeGraceMs ?? DEFAULT_PURGE_GRACE_MS;
   const eventLevel = options.events ?? "task";
   // The author's server, built once per isolate and env rather than once per object: every task is a new object, and
   // a run only looks its handler up (building a whole McpServer with its schemas is the bulk of a run's start).
@@ -143,28 +58,40 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     if (!registry) registries.set(key, (registry = options.registry(env)));
     return registry;
   };
+  const runConfig: RunConfig<Env> = {
+    registryFor,
+    alarmBudgetMs: options.alarmBudgetMs ?? DEFAULT_ALARM_BUDGET_MS,
+    purgeGraceMs: options.purgeGraceMs ?? DEFAULT_PURGE_GRACE_MS,
+    eventLevel,
+    files: options.files,
+    webhooks: options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS,
+    indexBinding: options.indexBinding,
+  };
 
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
     private store = new TaskStore(this.ctx.storage.sql);
     private journal = new StepJournal(this.ctx.storage.sql);
     private inbox = new EventInbox(this.ctx.storage.sql);
     private ready = false;
-    /** Aborted on cancel: the signals of this instance's in-flight step attempts. */
-    private controllers = new Set<AbortController>();
     private listeners = new Set<TaskListener>();
-    /** A run should start as soon as possible (an answer arrived, or a run handed off). */
-    private wakeRequested = false;
-    private running = false;
-    private registry: TaskRegistry | undefined;
-    /** Set when a cancel wins in this instance: what a run under way checks at every step boundary. */
-    private cancelled = false;
-    /** Consecutive runs of this instance that failed outside the handler. */
-    private runFailures = 0;
     /**
      * The last `getText` answer and the record it was built from. The store hands out one record object until its
      * next write, so the answer is current exactly while `record` is still what the store reads.
      */
     private answered: { record: TaskRecord; text: TaskText } | undefined;
+    /** The run loop, with the state that lives as long as this instance: running, wake requests, cancel, failures. */
+    private run = new TaskRun<Env>(
+      {
+        env: this.env,
+        storage: this.ctx.storage,
+        store: this.store,
+        journal: this.journal,
+        inbox: this.inbox,
+        notify: () => this.notify(),
+        forget: () => this.forget(),
+      },
+      runConfig,
+    );
 
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env);
@@ -176,11 +103,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     async prepare(): Promise<boolean> {
-      if (!this.ready) {
-        migrate(this.ctx.storage, 0);
-        this.store.forget();
-        this.ready = true;
-      }
+      this.applySchema();
       if (this.store.read()) return false;
       await this.ctx.storage.setAlarm(Date.now() + PREPARED_RUNNER_TTL_MS);
       return true;
@@ -191,11 +114,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
      * ahead) being the durable fallback; see TaskRunnerRpc.create for repeated ids.
      */
     async create(task: NewTask): Promise<Task | null> {
-      if (!this.ready) {
-        migrate(this.ctx.storage, 0);
-        this.store.forget();
-        this.ready = true;
-      }
+      this.applySchema();
       const existing = this.store.read();
       if (existing) {
         const same =
@@ -203,7 +122,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         return same ? toTask(existing) : null;
       }
       const now = Date.now();
-      this.cancelled = false;
+      this.run.cancelled = false;
       this.store.insert(task, now);
       await this.ctx.storage.setAlarm(now + FIRST_RUN_FALLBACK_MS);
       const created = toTask(this.store.read()!);
@@ -219,7 +138,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     /** The first run, started by create. The alarm's guards apply: never two runs at once, nothing for a final task. */
     private async startFirstRun(): Promise<void> {
       try {
-        await this.runDue();
+        if (this.ready) await this.run.runDue();
       } catch {
         // Already logged as run_failed; the alarm armed at create retries it, as it retries a failing alarm run.
       }
@@ -264,10 +183,9 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         .filter(([key, value]) => value !== undefined && this.journal.answerInput(key, JSON.stringify(value), now))
         .map(([key]) => key);
       if (accepted.length > 0) {
-        this.events(record)("input_answered", { keys: accepted.join(",") });
-        this.syncInputStatus(now);
-        this.wakeRequested = true;
-        await this.arm(now);
+        this.run.events(record)("input_answered", { keys: accepted.join(",") });
+        this.run.syncInputStatus(now);
+        await this.run.wake(now);
       }
       return { accepted };
     }
@@ -276,11 +194,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     async cancel(access: TaskAccess): Promise<boolean> {
       const record = this.owned(access);
       if (!record) return false;
-      if (this.finish({ status: "cancelled" })) {
-        this.cancelled = true;
-        for (const controller of this.controllers) controller.abort(new Error("task cancelled"));
-        await this.arm(Date.now());
-      }
+      if (this.run.finish({ status: "cancelled" })) await this.run.abort();
       return true;
     }
 
@@ -318,24 +232,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     async watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null> {
       const record = this.owned(access);
       if (!record) return null;
-      const encoder = new TextEncoder();
-      let listener: TaskListener | undefined;
-      return new ReadableStream<Uint8Array>({
-        start: (controller) => {
-          listener = (task) => {
-            controller.enqueue(encoder.encode(`${JSON.stringify(task)}\n`));
-            if (FINAL_STATUSES.has(task.status)) {
-              this.listeners.delete(listener!);
-              controller.close();
-            }
-          };
-          this.listeners.add(listener);
-          listener(this.detailed(record));
-        },
-        cancel: () => {
-          if (listener) this.listeners.delete(listener);
-        },
-      });
+      return watchStream(this.listeners, this.detailed(record));
     }
 
     async sendEvent(
@@ -393,19 +290,18 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const step = this.journal.deliverEvent(type, JSON.stringify(stored), now);
       if (step === null) {
         if (!this.inbox.add(stored)) {
-          this.events(record)("event_refused", { type, via, reason: "buffer_full" });
+          this.run.events(record)("event_refused", { type, via, reason: "buffer_full" });
           return { refused: "buffer_full", message: `task ${record.taskId} already keeps as many events as it may` };
         }
-        this.events(record)("event_buffered", { type, via });
+        this.run.events(record)("event_buffered", { type, via });
         return { outcome: "buffered" };
       }
-      this.events(record)("event_delivered", { type, via, step });
+      this.run.events(record)("event_delivered", { type, via, step });
       // The wait's status message is over once its event came; the handler's own messages are left alone.
       if (record.statusMessage === waitingMessage(step, type))
         this.store.setMessage(`received event "${type}"`, record.progress, now);
       this.notify();
-      this.wakeRequested = true;
-      await this.arm(now);
+      await this.run.wake(now);
       return { outcome: "delivered", step };
     }
 
@@ -416,18 +312,14 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
      */
     async [TESTING_SEAM](op: TestingOp): Promise<TestingAnswer> {
       assertTestingEnabled(this.env);
-      for (let waitedMs = 0; this.running; waitedMs += 10) {
+      for (let waitedMs = 0; this.run.running; waitedMs += 10) {
         if (waitedMs >= SEAM_RUN_WAIT_MS) {
           throw new Error(`a run of this task is still under way after ${SEAM_RUN_WAIT_MS / 1000} s`);
         }
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       // A step outcome may be injected before the task exists: its journal is then waiting for it.
-      if (!this.ready && op?.op === "inject") {
-        migrate(this.ctx.storage, 0);
-        this.store.forget();
-        this.ready = true;
-      }
+      if (op?.op === "inject") this.applySchema();
       const record = this.ready ? this.store.read() : null;
       const now = Date.now();
       let reply;
@@ -439,198 +331,23 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       }
       // The alarm already set stays as it is, so that the kit's runDurableObjectAlarm runs it (and the run) now,
       // rather than racing one that fires by itself; only a task with no alarm gets one.
-      if (reply.wake && record && (await this.ctx.storage.getAlarm()) === null) {
-        this.wakeRequested = true;
-        await this.arm(now);
-      }
+      if (reply.wake && record && (await this.ctx.storage.getAlarm()) === null) await this.run.wake(now);
       return { ok: true, reply };
     }
 
     override async alarm(): Promise<void> {
-      // Ready without a record: a prepared runner that no create claimed by its deadline.
-      if (this.ready && !this.store.read()) return this.discardUnclaimed();
-      return this.runDue();
-    }
-
-    /** What the alarm does for a task: purge, expire, or run it (the first run also comes here, from create). */
-    private async runDue(): Promise<void> {
       if (!this.ready) return;
-      const record = this.store.read();
-      if (!record) return;
-      if (this.running) {
-        // Alarms are at-least-once: a second delivery while a run is under way must not start a second,
-        // concurrent replay. The run under way re-arms at its end and sees this request.
-        this.wakeRequested = true;
-        // This delivery is now consumed, and a run that create started has no alarm in flight behind it: keep one
-        // armed, so that if this instance dies before that run re-arms at its end, the alarm resumes the task.
-        await this.ctx.storage.setAlarm(Date.now() + FIRST_RUN_FALLBACK_MS);
-        return;
-      }
-      const now = Date.now();
-      if (record.purgeAt !== null && now >= record.purgeAt) {
-        this.events(record)("task_purged");
-        return this.purge();
-      }
-      const expiresAt = expiryOf(record.createdAt, record.ttlMs);
-      if (expiresAt !== null && now >= expiresAt && !FINAL_STATUSES.has(record.status)) {
-        this.events(record)("task_expired", { ttlMs: record.ttlMs });
-        this.finish({
-          status: "failed",
-          error: {
-            code: ProtocolErrorCode.InternalError,
-            message: "task expired before it finished",
-            data: { reason: "expired" },
-          },
-        });
-        return this.arm(now);
-      }
-      if (FINAL_STATUSES.has(record.status)) return this.arm(now);
-      try {
-        await this.runHandler(record, now);
-        this.runFailures = 0;
-      } catch (error) {
-        // Not the handler's failure (those end the task) but the runtime's: building the server, the journal.
-        // The platform retries a throwing alarm; after a few failures in a row the task fails visibly instead.
-        this.runFailures++;
-        const message = error instanceof Error ? error.message : String(error);
-        this.events(record)("run_failed", { error: message, failures: this.runFailures });
-        if (this.runFailures < MAX_RUN_FAILURES) throw error;
-        this.finish({
-          status: "failed",
-          error: {
-            code: ProtocolErrorCode.InternalError,
-            message: `task runtime error: ${message}`,
-            data: { reason: "runtime_error" },
-          },
-        });
-      }
-      await this.arm(Date.now());
+      // Ready without a record: a prepared runner that no create claimed by its deadline.
+      if (!this.store.read()) return this.discardUnclaimed();
+      return this.run.runDue();
     }
 
-    private async runHandler(record: TaskRecord, startedAt: number): Promise<void> {
-      // The author's server is built once per isolate, not once per run: only its handlers are needed here.
-      this.registry ??= registryFor(this.env);
-      const definition = this.registry[taskDefinitionOf](record.tool);
-      if (!definition) {
-        this.finish({
-          status: "failed",
-          error: {
-            code: ProtocolErrorCode.InternalError,
-            message: `no task named "${record.tool}" is registered in this deployment`,
-          },
-        });
-        return;
-      }
-      this.running = true;
-      // The run below reads the journal afresh, so it sees every answer recorded until now.
-      this.wakeRequested = false;
-      const event = this.events(record);
-      event("run_started");
-      let outcome: RunOutcome;
-      try {
-        outcome = await runWithJournal(definition.handler, JSON.parse(record.input), {
-          taskId: record.taskId,
-          stepKeySalt: stepKeySaltOf(record),
-          journal: this.journal,
-          now: () => Date.now(),
-          // A run starts only on a live task, and a cancel reaches the instance that runs it, so memory suffices.
-          isCancelled: () => this.cancelled,
-          setStatus: (message, progress) => {
-            if (this.store.setMessage(message, progress ?? null, Date.now())) this.notify();
-          },
-          inputRequested: () => this.syncInputStatus(Date.now()),
-          // Only what the creating request declared can be asked (null: through the facade, anything).
-          inputUnavailable: (request) => missingInputCapability(request, record.clientCapabilities),
-          handoffAt: startedAt + alarmBudgetMs,
-          controllers: this.controllers,
-          event,
-          stepEvents: eventLevel === "all",
-          events: this.eventHost(record),
-          ...this.fileHosts(record),
-        });
-      } finally {
-        this.running = false;
-      }
-      // Steps the journal still holds are written before the outcome is: a write that failed fails the run here.
-      this.journal.flush();
-      this.settle(outcome, record);
-    }
-
-    private settle(outcome: RunOutcome, record: TaskRecord): void {
-      switch (outcome.kind) {
-        case "returned":
-          this.finish({ status: "completed", result: toToolResult(outcome.value) });
-          return;
-        case "threw":
-          if (outcome.error instanceof TaskProtocolError) {
-            this.finish({ status: "failed", error: toJsonRpcError(outcome.error) });
-          } else {
-            const envelope = envelopeFor(outcome.error, this.journal.completedSteps());
-            this.finish(
-              { status: "completed", result: toolErrorResult(envelope) },
-              { isError: true, code: envelope.code, error: envelope.message },
-            );
-          }
-          return;
-        case "diverged":
-          this.events(record)("replay_diverged", { error: outcome.error.message });
-          this.finish({ status: "failed", error: toJsonRpcError(outcome.error) });
-          return;
-        case "suspended":
-          // An input step may have timed out during the run; the live status follows the pending inputs.
-          this.syncInputStatus(Date.now());
-          if (outcome.immediate) this.wakeRequested = true;
-          this.events(record)(outcome.immediate ? "run_handed_off" : "run_suspended");
-          return;
-        case "cancelled":
-          return;
-      }
-    }
-
-    /** Arms the one alarm at the earliest thing this task waits for: a step, the TTL, or the purge. */
-    private async arm(now: number): Promise<void> {
-      const record = this.store.read();
-      if (!record) return;
-      let next: number | null;
-      if (FINAL_STATUSES.has(record.status)) {
-        // A final task waits for nothing but its purge, whatever steps were still pending when it ended.
-        next = record.purgeAt;
-      } else {
-        const expiresAt = expiryOf(record.createdAt, record.ttlMs);
-        const candidates = [this.journal.nextWake(), expiresAt, this.wakeRequested ? now : null];
-        const due = candidates.filter((t): t is number => t !== null);
-        next = due.length > 0 ? Math.min(...due) : null;
-      }
-      // While a run is under way its own re-arm at the end must still see the request.
-      if (!this.running) this.wakeRequested = false;
-      if (next === null) {
-        await this.ctx.storage.deleteAlarm();
-        return;
-      }
-      // Re-arming at or before the alarm now firing can be lost locally; always move strictly forward.
-      await this.ctx.storage.setAlarm(Math.max(next, Date.now() + 1));
-    }
-
-    /** Writes a final status if none was written yet; notifies watchers and logs it. Returns whether it won. */
-    private finish(ending: Ending, fields: TaskEventFields = {}): boolean {
-      const record = this.store.read();
-      if (!record) return false;
-      const now = Date.now();
-      const expiresAt = expiryOf(record.createdAt, record.ttlMs);
-      // A task without a TTL is kept until someone deletes it; otherwise it goes a grace period after expiry.
-      const purgeAt = expiresAt === null ? null : Math.max(expiresAt, now) + purgeGraceMs;
-      const won = this.store.end(ending, now, purgeAt);
-      if (won) {
-        this.notify();
-        const event = ending.status === "cancelled" ? "task_cancelled" : "task_finished";
-        this.events(record)(event, { status: ending.status, durationMs: now - record.createdAt, ...fields });
-      }
-      return won;
-    }
-
-    private syncInputStatus(now: number): void {
-      const pending = this.journal.pendingInputs().length;
-      if (this.store.setLiveStatus(pending > 0 ? "input_required" : "working", now)) this.notify();
+    /** Applies the current schema to an untouched object (prepare, create, an injected outcome); a no-op once ready. */
+    private applySchema(): void {
+      if (this.ready) return;
+      migrate(this.ctx.storage, 0);
+      this.store.forget();
+      this.ready = true;
     }
 
     private owned(access: TaskAccess): TaskRecord | null {
@@ -653,44 +370,6 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       for (const listener of this.listeners) listener(task);
     }
 
-    private events(record: TaskRecord): TaskEventSink {
-      return taskEventLog(eventLevel, record);
-    }
-
-    /** The inbox and webhook URLs of `step.waitForEvent` / `step.webhookUrl`. */
-    private eventHost(record: TaskRecord): NonNullable<EngineHost["events"]> {
-      const settings = options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
-      return {
-        take: (type) => this.inbox.take(type),
-        waiting: (label, type) => {
-          const current = this.store.read();
-          if (this.store.setMessage(waitingMessage(label, type), current?.progress ?? null, Date.now())) this.notify();
-        },
-        webhookUrl: (hook) =>
-          webhookSigner(this.env, settings).sign(
-            settings.publicUrl ?? record.origin ?? "http://localhost",
-            settings.path,
-            {
-              taskId: record.taskId,
-              ...hook,
-            },
-          ),
-      };
-    }
-
-    /** `step.files` and result spilling, built lazily so that a task that never uses them needs no bindings. */
-    private fileHosts(record: TaskRecord): Pick<EngineHost, "files" | "spill"> {
-      const settings = options.files;
-      if (!settings) return {};
-      let service: FileService | undefined;
-      const files = () => (service ??= FileService.fromEnv(settings, this.env, record.origin ?? "http://localhost"));
-      return {
-        files: (doStep) =>
-          createTaskFiles({ taskId: record.taskId, principal: record.principal, service: files }, doStep),
-        spill: resultSpill(() => files().bucket, record.taskId),
-      };
-    }
-
     /**
      * A prepared runner's deadline passed with no create: its storage goes. No call is delivered meanwhile, so a
      * create can never land between the check and the delete (one that came first is found, and kept).
@@ -700,19 +379,12 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         if (!this.ready || this.store.read()) return;
         await this.ctx.storage.deleteAlarm();
         await this.ctx.storage.deleteAll();
-        this.store.forget();
-        this.ready = false;
+        this.forget();
       });
     }
 
-    private async purge(): Promise<void> {
-      const record = this.store.read();
-      if (options.files && record) await deleteSpilledResults(this.env, options.files, record.taskId);
-      // Before the record goes, so that a failed removal is retried by the alarm with the principal still known.
-      const index = options.indexBinding && (this.env as Record<string, unknown>)[options.indexBinding];
-      if (index && record) await taskIndexOf(index as DurableObjectNamespace, record.principal).remove(record.taskId);
-      await this.ctx.storage.deleteAlarm();
-      await this.ctx.storage.deleteAll();
+    /** The storage is gone (purged, or a prepared runner discarded): every call now answers as for an unknown id. */
+    private forget(): void {
       this.store.forget();
       this.ready = false;
     }
@@ -722,10 +394,4 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
 /** Settled: nothing more happens without the client (final, or waiting for an answer). */
 function settled(status: TaskStatus): boolean {
   return status === "input_required" || FINAL_STATUSES.has(status);
-}
-
-/** Every task has a salt (set at creation, or by the schema migration that introduced it). */
-function stepKeySaltOf(record: TaskRecord): string {
-  if (record.stepKeySalt === null) throw new Error(`task ${record.taskId} has no step-key salt`);
-  return record.stepKeySalt;
 }

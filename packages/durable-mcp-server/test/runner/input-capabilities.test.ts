@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ClientCapabilities } from "@modelcontextprotocol/server";
-import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
+import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
 import { testTasks } from "../../src/testing/index.js";
 import { missingInputCapability, questionCapabilities } from "../../src/wire/input-capabilities.js";
 import { TaskStore } from "../../src/runner/task-store.js";

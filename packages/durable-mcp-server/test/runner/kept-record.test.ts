@@ -4,7 +4,7 @@ import { MAX_KEPT_RESULT_CHARS } from "../../src/limits.js";
 import { TaskStore } from "../../src/runner/task-store.js";
 import { toDetailedTask } from "../../src/runner/task-view.js";
 import { StepJournal } from "../../src/steps/journal.js";
-import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
+import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
 import type { DetailedTask } from "../../src/wire/task-shapes.js";
 import { fixtureEnv, isFinal, startTask, waitForTask } from "../helpers.js";
 import { rpc, type RpcOptions } from "../jsonrpc.js";

@@ -6,7 +6,7 @@ import { newTaskId } from "../../src/ids.js";
 import { RunnerClient } from "../../src/runner/runner-client.js";
 import { migrate, SCHEMA_VERSION, schemaVersion } from "../../src/runner/schema.js";
 import { sendTaskEvent } from "../../src/runner/send-event.js";
-import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
+import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
 import { fixtureEnv, isFinal, probeFor, waitForTask } from "../helpers.js";
 
 describe("schema 7: the event inbox", () => {

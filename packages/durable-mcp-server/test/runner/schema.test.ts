@@ -6,7 +6,7 @@ import { DERIVED_KEY } from "../../src/steps/step-record.js";
 import { StepKeys } from "../../src/steps/step-keys.js";
 import { TaskStore } from "../../src/runner/task-store.js";
 import { fixtureEnv, fixtureTask, isFinal, probeFor, waitForTask } from "../helpers.js";
-import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
+import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
 
 describe("schema migrations", () => {
   it("creates no tables for an id nobody created a task under", async () => {

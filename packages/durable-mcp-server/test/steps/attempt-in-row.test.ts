@@ -4,7 +4,7 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/ids.js";
 import { migrate, SCHEMA_VERSION, schemaVersion } from "../../src/runner/schema.js";
-import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
+import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
 import type { StepTimelineEntry } from "../../src/steps/step-record.js";
 import { STEPS_META } from "../../src/wire/meta-keys.js";
 import type { DetailedTask } from "../../src/wire/task-shapes.js";

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/ids.js";
 import { PREPARED_RUNNER_REFILL_DELAY_MS } from "../../src/limits.js";
-import type { TaskRunnerRpc } from "../../src/runner/task-runner.js";
+import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
 import { fixtureEnv } from "../helpers.js";
 import { callTaskUntil, final, rpc } from "../jsonrpc.js";
 

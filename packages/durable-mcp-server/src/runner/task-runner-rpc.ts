@@ -1,0 +1,88 @@
+import type { DurableObject } from "cloudflare:workers";
+import type { FilesSettings } from "../files/file-service.js";
+import type { TaskEventLevel } from "../task-events.js";
+import type { DetailedTask, Task } from "../wire/task-shapes.js";
+import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
+import type { TaskRegistry } from "./task-definition.js";
+import type { TaskText } from "./task-view.js";
+import type { NewTask } from "./task-store.js";
+import type { WebhookSettings } from "./webhook-urls.js";
+
+// The TaskRunner's contract, apart from the class that implements it (task-runner.ts): most of its users (the router,
+// RunnerClient, the facade, the tests) need only these types.
+
+export interface TaskRunnerOptions<Env> {
+  /** Builds the author's server; the runner looks task handlers up in it by tool name. */
+  registry: (env: Env) => TaskRegistry;
+  /** A run hands off to a fresh alarm after this long, well before the alarm's 15-minute wall limit. */
+  alarmBudgetMs?: number;
+  /** How long a finished or expired task stays readable after its TTL, before it is purged. */
+  purgeGraceMs?: number;
+  /** Which task events are logged as JSON lines (default "task"). */
+  events?: TaskEventLevel;
+  /** The deployment's file settings: `step.files`, and step results too large for the journal spill to R2. */
+  files?: FilesSettings;
+  /** The per-principal TaskIndex binding, when there is one: a purged task leaves its principal's index. */
+  indexBinding?: string;
+  /** Where webhook URLs point and which secret signs them (default `/webhooks`, `WEBHOOK_URL_SECRET`). */
+  webhooks?: WebhookSettings;
+}
+
+/** The `principal` binding every call carries: a foreign principal sees exactly what an unknown id sees. */
+export interface TaskAccess {
+  taskId: string;
+  principal: string;
+}
+
+export type TaskListener = (task: DetailedTask) => void;
+
+export interface UpdateOutcome {
+  accepted: string[];
+  invalid?: { key: string; path: string; message: string };
+}
+
+/** The RPC surface of a TaskRunner. Every method is idempotent, which is what makes retrying it safe. */
+export interface TaskRunnerRpc {
+  /**
+   * Pre-creates this object for a task id not handed out yet (the router's pool, routing/runner-pool.ts): applies the
+   * schema and arms an alarm that deletes its storage unless a create claims it within PREPARED_RUNNER_TTL_MS. Binds
+   * no principal and creates no task: until `create`, every call answers exactly as for an unknown id. False (and
+   * nothing changed) when the object already holds a task.
+   */
+  prepare(): Promise<boolean>;
+  /**
+   * Creates the task. The same id, principal, tool and input again returns the existing task (a retried or
+   * deduplicated call joins it); the same id for anything else returns null and changes nothing.
+   */
+  create(task: NewTask): Promise<Task | null>;
+  /** With `steps`, the task's `_meta` carries the step timeline (STEPS_META). */
+  get(access: TaskAccess, options?: { steps?: boolean }): Promise<DetailedTask | null>;
+  /** `get` without the timeline, as JSON text (the `tasks/get` fast path passes it through unparsed). */
+  getText(access: TaskAccess): Promise<TaskText | null>;
+  /**
+   * Answers are keyed: a repeated answer finds its key no longer outstanding and is ignored. An answer to an
+   * outstanding key that does not fit its question is reported in `invalid`, and then nothing is recorded.
+   */
+  update(access: TaskAccess, responses: Record<string, unknown>): Promise<UpdateOutcome | null>;
+  /** The first ending wins; cancelling again is a no-op. */
+  cancel(access: TaskAccess): Promise<boolean>;
+  /** The task plus the tool that created it, for views that name the tool. */
+  inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null>;
+  /** Resolves once the task is final or waits for input, or as it stands after `timeoutMs`. */
+  awaitSettled(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null>;
+  /** The task as newline-delimited JSON, now and after every change, until it is final. */
+  watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null>;
+  /**
+   * Trusted code's event for task `taskId` (`mcp.sendEvent`): given to the oldest wait of its type, else buffered.
+   * With `principal`, another principal's task is refused as unknown. `payload` is JSON text.
+   */
+  sendEvent(taskId: string, event: { type: string; payload: string }, principal?: string): Promise<EventOutcome>;
+  /**
+   * A POST to webhook `hookId` of task `taskId`, its signature already checked by the route: delivered once; an
+   * identical repeat gets the first answer, a different body 409.
+   */
+  deliverWebhook(taskId: string, hook: { hookId: string; type: string; payload: string }): Promise<WebhookAnswer>;
+}
+
+/** The Durable Object class `defineTaskRunner` builds; export it from the Worker under its binding's class name. */
+export type TaskRunnerClass<Env> = new (ctx: DurableObjectState, env: Env) => DurableObject<Env> & TaskRunnerRpc;
