@@ -1,11 +1,12 @@
 // Checks that the folders of src/ form layers that point one way (design/runtime.md, "Module boundaries"): every
 // relative import in src/**/*.ts must go to the importer's own layer or a lower one. Files directly in src/ (ids.ts,
 // limits.ts, task-events.ts, …) are the lowest layer but one (only util/ is lower); src/index.ts is the exempt top
-// (the public surface re-exports from everywhere). Prints every edge that points up, and every cycle between
-// folders, then exits 1; prints the layer order and exits 0 when there is none. Plain Node, no dependency: the
+// (the public surface re-exports from everywhere). Prints every edge that points up, every cycle between folders and
+// every cycle between modules (inside a folder too, `import type` included: a module's imports form a tree, so each
+// reads without the ones above it), then exits 1; prints the layer order and exits 0 when there is none. Plain Node, no dependency: the
 // imports are ESM `import`/`export … from` statements with relative specifiers, which a regex reads reliably here
 // (tsc rejects anything else the compiler would resolve differently, e.g. a bare path into src). CI runs it in the
-// package's `lint` target. `node scripts/check-layers.mjs [srcDir]` checks another tree (the check's own test);
+// package's `lint` target. `node scripts/check-layers.mjs [srcDir]` checks another tree (to see it bite on one);
 // `--list` also prints what each folder imports (the "imports" column of design/runtime.md).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -54,7 +55,9 @@ const IMPORT =
 
 const problems = [];
 const edges = new Map(); // "from -> to" => first example "file -> import"
-for (const file of sourceFiles(srcDir)) {
+const modules = new Map(); // "steps/engine.ts" => the src modules it imports
+const files = sourceFiles(srcDir);
+for (const file of files) {
   const rel = relative(srcDir, file).split(sep).join("/");
   if (rel === "index.ts") continue;
   const from = layerOf(file);
@@ -66,6 +69,8 @@ for (const file of sourceFiles(srcDir)) {
       problems.push(`${rel} imports ${specifier}, outside src/`);
       continue;
     }
+    const imported = relative(srcDir, target).split(sep).join("/").replace(/\.js$/, ".ts");
+    modules.set(rel, [...(modules.get(rel) ?? []), imported]);
     const to = layerOf(target);
     if (to === from) continue;
     const key = `${from} -> ${to}`;
@@ -107,6 +112,24 @@ function walk(node, path) {
 }
 for (const node of graph.keys()) walk(node, []);
 
+// Cycles between modules: a depth-first search that reports each cycle once (by its set of modules).
+const state = new Map(); // module => "open" while on the path, "done" once all it reaches is searched
+function visit(module, path) {
+  state.set(module, "open");
+  for (const next of modules.get(module) ?? []) {
+    if (state.get(next) === "open") {
+      const cycle = path.slice(path.indexOf(next));
+      const canonical = cycle.toSorted().join(",");
+      if (!reported.has(canonical)) {
+        reported.add(canonical);
+        problems.push(`module cycle ${[...cycle, next].join(" -> ")}`);
+      }
+    } else if (!state.has(next)) visit(next, [...path, next]);
+  }
+  state.set(module, "done");
+}
+for (const module of modules.keys()) if (!state.has(module)) visit(module, [module]);
+
 if (problems.length > 0) {
   console.error(`check-layers: ${problems.length} problem(s) in ${srcDir}`);
   for (const problem of problems) console.error(`  ${problem}`);
@@ -117,4 +140,6 @@ if (list) {
     console.log(`${from}: ${targets.toSorted((a, b) => rank(b) - rank(a)).join(", ")}`);
   }
 }
-console.log(`check-layers: ${edges.size} folder edges, all pointing down (${LAYERS.join(" < ")})`);
+console.log(
+  `check-layers: ${edges.size} folder edges, all pointing down (${LAYERS.join(" < ")}); ${files.length} modules, no import cycle`,
+);

@@ -1,4 +1,5 @@
-import { objectKey, type FileAccess } from "./file-runner.js";
+import type { FileAccess } from "./file-access.js";
+import { objectKey } from "./file-runner.js";
 import type { FileService } from "./file-service.js";
 import { plain, withCorsHeaders } from "../util/http.js";
 

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { applySchema, schemaVersion } from "../storage/migrations.js";
 import { expiryOf } from "../util/expiry.js";
 import { FILE_SCHEMA, FileStore, type FileRecord } from "./file-store.js";
-import type { UrlScope } from "./signed-urls.js";
+import type { FileAccess } from "./file-access.js";
 import { UPLOAD_LEASE_MS } from "../limits.js";
 import { Sha256 } from "./sha256-state.js";
 import {
@@ -16,17 +16,6 @@ import {
   type WriteEnding,
   type WriteOutcome,
 } from "./upload.js";
-
-/**
- * Who is asking for a file: a principal (its owner, if the credentials are the owner's), and/or the bearer of a URL
- * the server signed for this handle and scope. An upload signature reaches the file only while it is uploading; a
- * download signature, a ready file. Either one that matches is enough.
- */
-export interface FileAccess {
-  handle: string;
-  principal?: string;
-  signed?: UrlScope;
-}
 
 export interface NewFile {
   handle: string;

@@ -1,6 +1,7 @@
 import { isFileHandleShape, newFileHandle } from "../ids.js";
 import { expiryOf } from "../util/expiry.js";
-import type { FileAccess, FileRunnerRpc, NewFile } from "./file-runner.js";
+import type { FileAccess } from "./file-access.js";
+import type { FileRunnerRpc, NewFile } from "./file-runner.js";
 import { objectKey } from "./file-runner.js";
 import type { FileRecord } from "./file-store.js";
 import { UrlSigner } from "./signed-urls.js";

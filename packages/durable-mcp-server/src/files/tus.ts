@@ -1,7 +1,8 @@
 import { isFileHandleShape } from "../ids.js";
 import { fromBase64 } from "../util/encoding.js";
 import { corsHeaders, plain } from "../util/http.js";
-import { objectKey, type FileAccess } from "./file-runner.js";
+import type { FileAccess } from "./file-access.js";
+import { objectKey } from "./file-runner.js";
 import { FileTooLargeError, type FileService } from "./file-service.js";
 import type { FileRecord } from "./file-store.js";
 import { receiveChunk, type ChunkChecksum } from "./upload.js";

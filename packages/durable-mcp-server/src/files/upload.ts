@@ -1,6 +1,6 @@
 import { MAX_PARTS, MIN_PART_BYTES } from "../limits.js";
 import { toHex } from "../util/encoding.js";
-import type { FileAccess } from "./file-runner.js";
+import type { FileAccess } from "./file-access.js";
 import type { FileRecord, FileStore } from "./file-store.js";
 import { Sha256 } from "./sha256-state.js";
 
