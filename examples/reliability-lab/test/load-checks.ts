@@ -1,0 +1,71 @@
+// The load suite's verdict on one step: do the counter's hits for it show every effect exactly once per attempt, with
+// no crash? A pure function, so that load-checks.test.ts can show it failing on each record that breaks the rule.
+import { COUNTER_REPORT_ERROR } from "../src/lab.ts";
+import type { Task } from "@durable-mcp/test-harness";
+
+/** One attempt of a `do` step as the task's step timeline shows it (AttemptHistoryEntry in the library). */
+export interface AttemptEntry {
+  n: number;
+  startedAt: string;
+  endedAt: string | null;
+  error?: { name: string; message: string };
+}
+
+/** The timeline's `attemptHistory` of every `do` step of `task` (a tasks/get asked with `steps`), by step name. */
+export function attemptHistories(task: Task | undefined): Map<string, AttemptEntry[]> {
+  const timeline = task?._meta?.["durable-mcp-server/steps"] as
+    | { steps?: { name: string; attemptHistory?: AttemptEntry[] }[] }
+    | undefined;
+  const byStep = new Map<string, AttemptEntry[]>();
+  for (const step of timeline?.steps ?? []) if (step.attemptHistory) byStep.set(step.name, step.attemptHistory);
+  return byStep;
+}
+
+/** An attempt history as a problem line shows it: `#1 ended "…" failed: CounterReportError: …; #2 ended`. */
+export function describeHistory(history: AttemptEntry[] | undefined): string {
+  if (!history) return "no attempt history in the timeline";
+  if (history.length === 0) return "empty attempt history";
+  return history
+    .map((a) => {
+      const end = a.endedAt === null ? "never ended (running when the run stopped)" : "ended";
+      return `#${a.n} ${end}${a.error ? ` failed: ${a.error.name}: ${a.error.message}` : ""}`;
+    })
+    .join("; ");
+}
+
+/**
+ * An attempt whose own report to the counter failed: it ended (it was not cut short) and failed with the error
+ * report() throws exactly when the counter did not answer 2xx (COUNTER_REPORT_ERROR, by name; no other code throws
+ * an error of that name). Its effect is absent from the counter, or there once when only the answer was lost.
+ */
+const reportFailed = (attempt: AttemptEntry) =>
+  attempt.endedAt !== null && attempt.error?.name === COUNTER_REPORT_ERROR;
+
+/**
+ * Checks the attempts the counter recorded for one step (in arrival order) against `wanted`, the patterns its role
+ * allows with no crash and no failed report (e.g. [[1]] for a plain step, [[1, 2]] for one that fails its first
+ * attempt by design). Attempts that failed their own report (reportFailed, per `history`) are set aside: each may
+ * appear at most once, and the rest, renumbered as if those never happened, must match a wanted pattern. Anything
+ * else, e.g. an attempt journaled `running` and then replayed without a kill, is a problem: returned as a line with
+ * the step's attempt history. Null when the record is right.
+ */
+export function judgeStep(
+  name: string,
+  attempts: number[],
+  wanted: number[][],
+  history: AttemptEntry[] | undefined,
+): string | null {
+  const matches = (list: number[]) => wanted.some((want) => JSON.stringify(want) === JSON.stringify(list));
+  if (matches(attempts)) return null;
+  const excused = new Set((history ?? []).filter(reportFailed).map((a) => a.n));
+  const seen = attempts.filter((n) => excused.has(n));
+  const rest = attempts.filter((n) => !excused.has(n));
+  // Renumbered: attempt n becomes n minus the excused attempts before it.
+  const renumbered = rest.map((n) => n - [...excused].filter((e) => e < n).length);
+  if (excused.size > 0 && new Set(seen).size === seen.length && matches(renumbered)) return null;
+  return (
+    `"${name}" ran as attempts ${JSON.stringify(attempts)}, expected ${JSON.stringify(wanted)}` +
+    `${excused.size > 0 ? ` (with the failed reports ${JSON.stringify([...excused])} set aside)` : ""}` +
+    `; history: ${describeHistory(history)}`
+  );
+}
