@@ -30,9 +30,14 @@ describe("load checks: judgeStep", () => {
     expect(judgeStep("work 1", [2], [[1]], [reportFailed(1), ok(2)])).toBeNull();
     // Two failed reports in a row, then the attempt that reported.
     expect(judgeStep("work 1", [3], [[1]], [reportFailed(1), reportFailed(2), ok(3)])).toBeNull();
-    // The flaky step: attempt 1's report failed, 2 fails by design, 3 completes.
-    const flaky = [reportFailed(1), failed(2, "Error", "flaky: attempt 2 fails by design"), ok(3)];
-    expect(judgeStep("flaky", [2, 3], [[1, 2]], flaky)).toBeNull();
+    // The flaky step (fails attempt 1 by design): attempt 1's report failed, so attempt 2 succeeds (seen in a loaded
+    // run, task 384 of seed 1776970246).
+    expect(judgeStep("flaky", [2], [[1, 2]], [reportFailed(1), ok(2)])).toBeNull();
+    // Attempt 1 fails by design, attempt 2's report fails, attempt 3 completes (task 342 of the same run).
+    const flaky = [failed(1, "Error", "flaky: attempt 1 fails by design"), reportFailed(2), ok(3)];
+    expect(judgeStep("flaky", [1, 3], [[1, 2]], flaky)).toBeNull();
+    // Cancelled mid-body in the attempt after a failed report: that last attempt never ended.
+    expect(judgeStep("work 0", [2], [[], [1]], [reportFailed(1), cut(2)])).toBeNull();
     // Cancelled while it slept: work 0's failed report and its retry that reported.
     expect(judgeStep("work 0", [2], [[], [1]], [reportFailed(1), ok(2)])).toBeNull();
     // Cancelled during the retry wait after the failed report: nothing reached the counter.
@@ -74,8 +79,17 @@ describe("load checks: judgeStep", () => {
     expect(judgeStep("work 1", [], [[1]], [reportFailed(1), ok(2)])).not.toBeNull();
     // A failed report, then an attempt cut short, then one that reported: the cut one is not excused.
     expect(judgeStep("work 1", [3], [[1]], [reportFailed(1), cut(2), ok(3)])).toContain(
-      "set aside); history: #1 ended failed: CounterReportError",
+      "(not explained by the failed reports [1]); history: #1 ended failed: CounterReportError",
     );
+    // Its last attempt cut short where no cancel could have stopped it.
+    expect(judgeStep("work 1", [2], [[1]], [reportFailed(1), cut(2)])).not.toBeNull();
+    // An attempt that succeeded, then another: a finished step ran again.
+    expect(judgeStep("work 1", [2, 3], [[1]], [reportFailed(1), ok(2), ok(3)])).not.toBeNull();
+    // More attempts reported than the role plans: a second failure besides the designed one.
+    const twice = [failed(1, "Error", "by design"), failed(2, "Error", "unplanned"), reportFailed(3), ok(4)];
+    expect(judgeStep("flaky", [1, 2, 4], [[1, 2]], twice)).not.toBeNull();
+    // A history with a gap (attempt 2 not in it) explains nothing.
+    expect(judgeStep("work 1", [3], [[1]], [reportFailed(1), ok(3)])).not.toBeNull();
     // A step that must not run (after a cancel) ran, failed report or not.
     expect(judgeStep("work 1", [2], [[]], [reportFailed(1), ok(2)])).not.toBeNull();
   });

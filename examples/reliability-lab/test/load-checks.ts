@@ -44,10 +44,18 @@ const reportFailed = (attempt: AttemptEntry) =>
 /**
  * Checks the attempts the counter recorded for one step (in arrival order) against `wanted`, the patterns its role
  * allows with no crash and no failed report (e.g. [[1]] for a plain step, [[1, 2]] for one that fails its first
- * attempt by design). Attempts that failed their own report (reportFailed, per `history`) are set aside: each may
- * appear at most once, and the rest, renumbered as if those never happened, must match a wanted pattern. Anything
- * else, e.g. an attempt journaled `running` and then replayed without a kill, is a problem: returned as a line with
- * the step's attempt history. Null when the record is right.
+ * attempt by design, [[], [1]] for one a cancel may come before). When the record is not one of them, it is right
+ * only if the step's `history` explains it by failed reports (reportFailed) alone:
+ * - the history is whole (attempts 1…n) and nothing in it was cut short: every attempt but the last ended, and the
+ *   last did too unless the role allows the step not to run (a cancel may stop it mid-body);
+ * - every attempt but the last failed (a step that succeeded never runs again);
+ * - the counter saw exactly the attempts that did not fail their report, in order, and a failed report's hit at most
+ *   once (its answer may be what was lost);
+ * - the attempts that did not fail their report are no more than the longest wanted pattern, and those of them that
+ *   failed no more than the failures it plans (a failed report uses up an attempt: a step that fails attempt 1 by
+ *   design and whose attempt 1 lost its report succeeds as attempt 2).
+ * Anything else, e.g. an attempt journaled `running` and then replayed without a kill, is a problem: returned as a
+ * line with the step's attempt history. Null when the record is right.
  */
 export function judgeStep(
   name: string,
@@ -57,15 +65,32 @@ export function judgeStep(
 ): string | null {
   const matches = (list: number[]) => wanted.some((want) => JSON.stringify(want) === JSON.stringify(list));
   if (matches(attempts)) return null;
-  const excused = new Set((history ?? []).filter(reportFailed).map((a) => a.n));
+  const problem = (why: string) =>
+    `"${name}" ran as attempts ${JSON.stringify(attempts)}, expected ${JSON.stringify(wanted)}${why}; history: ` +
+    describeHistory(history);
+  const failedReports = (history ?? []).filter(reportFailed).map((a) => a.n);
+  if (!history || failedReports.length === 0) return problem("");
+  const excused = new Set(failedReports);
+  const last = history.length - 1;
+  const mayStopMidBody = wanted.some((want) => want.length === 0);
+  const whole = history.every((a, i) => a.n === i + 1);
+  const cut = history.some((a, i) => a.endedAt === null && (i < last || !mayStopMidBody));
+  const rerun = history.some((a, i) => i < last && !a.error);
   const seen = attempts.filter((n) => excused.has(n));
   const rest = attempts.filter((n) => !excused.has(n));
-  // Renumbered: attempt n becomes n minus the excused attempts before it.
-  const renumbered = rest.map((n) => n - [...excused].filter((e) => e < n).length);
-  if (excused.size > 0 && new Set(seen).size === seen.length && matches(renumbered)) return null;
-  return (
-    `"${name}" ran as attempts ${JSON.stringify(attempts)}, expected ${JSON.stringify(wanted)}` +
-    `${excused.size > 0 ? ` (with the failed reports ${JSON.stringify([...excused])} set aside)` : ""}` +
-    `; history: ${describeHistory(history)}`
-  );
+  const reported = history.filter((a) => !excused.has(a.n));
+  const longest = Math.max(...wanted.map((want) => want.length));
+  const designFailures = reported.filter((a, i) => a.error && i < reported.length - 1).length;
+  if (
+    whole &&
+    !cut &&
+    !rerun &&
+    new Set(seen).size === seen.length &&
+    JSON.stringify(rest) === JSON.stringify(reported.map((a) => a.n)) &&
+    reported.length <= longest &&
+    designFailures <= Math.max(0, longest - 1)
+  ) {
+    return null;
+  }
+  return problem(` (not explained by the failed reports ${JSON.stringify(failedReports)})`);
 }

@@ -8,7 +8,7 @@ import { FINAL, sleep, type Task } from "@durable-mcp/test-harness";
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from "vitest";
 import { effectSteps, stepOrder, workValue, type LabJobArgs, type LabJobOutcome } from "../src/lab.ts";
 import { hitsByJob, stepOf } from "./counter.ts";
-import { attemptHistories, judgeStep, type AttemptEntry } from "./load-checks.ts";
+import { attemptHistories, describeHistory, judgeStep, type AttemptEntry } from "./load-checks.ts";
 import { answerTask, cancelTask, getTask, startJob } from "./mcp.ts";
 import { seeded, suiteSeed, type Random } from "./random.ts";
 import { startLab, type LabServer } from "./wrangler.ts";
@@ -277,12 +277,20 @@ describe("load: 500 concurrent tasks with answers and cancels under wrangler dev
 
       // Attempts that failed other than by design (the flaky step's first), by error: with no crash, only a failed
       // report to the counter is expected here, and the fewer the better (test/counter.ts).
+      const failedSteps: string[] = [];
       const unplannedAttemptFailures = jobs.reduce<Record<string, number>>((count, job) => {
         for (const [name, history] of job.histories ?? []) {
           for (const attempt of history) {
             if (!attempt.error || (name === "flaky" && attempt.n <= (job.args.flaky?.failFirst ?? 0))) continue;
             const key = `${attempt.error.name}: ${attempt.error.message}`;
             count[key] = (count[key] ?? 0) + 1;
+            const attempts = hits
+              .get(job.args.job)!
+              .filter((hit) => stepOf(hit) === name)
+              .map((hit) => hit.attempt);
+            failedSteps.push(
+              `task ${job.index} (${job.role}) "${name}": counter saw ${JSON.stringify(attempts)}; ${describeHistory(history)}`,
+            );
           }
         }
         return count;
@@ -293,7 +301,10 @@ describe("load: 500 concurrent tasks with answers and cancels under wrangler dev
       );
       if (early.length > 0) console.log(`load suite problems:\n${early.join("\n")}`);
       console.log(
-        `load suite: all final after ${Math.round(wallMs)} ms, re-read in ${regetMs} ms; unplanned attempt failures ${JSON.stringify(unplannedAttemptFailures)}`,
+        `load suite: all final after ${Math.round(wallMs)} ms, re-read in ${regetMs} ms; unplanned attempt failures ${JSON.stringify(unplannedAttemptFailures)}${failedSteps
+          .slice(0, 5)
+          .map((line) => `\n  ${line}`)
+          .join("")}`,
       );
 
       // Idle objects leave memory: wait for workerd to evict the task objects (final, or parked on a ten-minute sleep).
