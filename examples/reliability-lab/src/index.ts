@@ -7,7 +7,7 @@
 // <name> (so the files suite can show one principal's files are invisible to another). Local use only.
 import { durableMcp, McpServer, type Caller } from "durable-mcp-server";
 import * as z from "zod";
-import { LAB_MAX_FILE_BYTES, workValue, type LabJobArgs, type LabJobOutcome } from "./lab.js";
+import { COUNTER_REPORT_ERROR, LAB_MAX_FILE_BYTES, workValue, type LabJobArgs, type LabJobOutcome } from "./lab.js";
 
 export interface Env {
   TASK_RUNNER: DurableObjectNamespace;
@@ -44,6 +44,11 @@ const abortableDelay = (ms: number, signal: AbortSignal) =>
     });
   });
 
+/** The report to the counter did not succeed (COUNTER_REPORT_ERROR in lab.ts: the name the load suite looks for). */
+class CounterReportError extends Error {
+  override readonly name = COUNTER_REPORT_ERROR;
+}
+
 /**
  * The external effect: one POST per step execution, carrying the step's idempotency key (opaque, stable per task
  * and step), the job and step it belongs to, its attempt and the instance that runs it.
@@ -55,14 +60,21 @@ async function report(
 ): Promise<void> {
   const { job, step, idempotencyKey, attempt } = effect;
   if (!env.COUNTER_URL) return;
-  const response = await fetch(`${env.COUNTER_URL}/hit`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "idempotency-key": idempotencyKey },
-    body: JSON.stringify({ key: idempotencyKey, job, step, attempt, instance: Number(env.INSTANCE) }),
-    signal,
-  });
+  let response: Response;
+  try {
+    response = await fetch(`${env.COUNTER_URL}/hit`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": idempotencyKey },
+      body: JSON.stringify({ key: idempotencyKey, job, step, attempt, instance: Number(env.INSTANCE) }),
+      signal,
+    });
+  } catch (error) {
+    // Aborted by a cancel: the runtime's own reason, as is. Otherwise the effect's request itself failed.
+    if (signal.aborted) throw error;
+    throw new CounterReportError(`counter request failed: ${String(error)}`, { cause: error });
+  }
   await response.body?.cancel();
-  if (!response.ok) throw new Error(`counter answered HTTP ${response.status}`);
+  if (!response.ok) throw new CounterReportError(`counter answered HTTP ${response.status}`);
 }
 
 /**

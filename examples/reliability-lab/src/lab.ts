@@ -24,6 +24,14 @@ export interface LabJobArgs {
   job: string;
 }
 
+/**
+ * The name of the error a step body throws when its report to the counter did not come back 2xx: the request failed
+ * (refused, reset, lost) or the counter answered an error status. The counter records a hit only before it answers
+ * 204, so such an attempt's effect is missing from the counter's record (or, when only the answer was lost, there
+ * once). The load suite recognises such an attempt in the step's attempt history by this name (load-checks.ts).
+ */
+export const COUNTER_REPORT_ERROR = "CounterReportError";
+
 /** What a finished job returns as structuredContent. */
 export interface LabJobOutcome {
   /** The value of every work step, in order. */

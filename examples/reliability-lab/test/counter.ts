@@ -27,6 +27,9 @@ declare module "vitest" {
   }
 }
 
+/** How long the counter keeps an idle connection open: longer than any suite runs (see startCounter). */
+export const COUNTER_KEEP_ALIVE_MS = 30 * 60_000;
+
 export function startCounter(): Promise<Server> {
   const hits: Hit[] = [];
   const server = createServer((req, res) => {
@@ -69,6 +72,12 @@ export function startCounter(): Promise<Server> {
     }
     res.writeHead(404).end();
   });
+  // workerd keeps its connections to the counter open between hits and reuses them. Node closes a connection idle
+  // for keepAliveTimeout (5 s by default); a hit workerd sends on one as Node closes it is lost ("Network connection
+  // lost.": the step's report fails and the step retries, so its attempt 1 is missing from the record), which on a
+  // loaded machine, where hits come in bursts with pauses between, happened tens of times a run. Idle connections
+  // therefore stay open for the whole run; the teardown closes them.
+  server.keepAliveTimeout = COUNTER_KEEP_ALIVE_MS;
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve(server));
@@ -93,5 +102,10 @@ export default async function setup(project: TestProject) {
   const server = await startCounter();
   const { port } = server.address() as AddressInfo;
   project.provide("counterUrl", `http://127.0.0.1:${port}`);
-  return () => new Promise<void>((resolve) => server.close(() => resolve()));
+  return () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      // The connections kept open (keepAliveTimeout) would otherwise hold close() up.
+      server.closeAllConnections();
+    });
 }

@@ -45,8 +45,14 @@ export async function startJob(
   );
 }
 
-export async function getTask(url: string, taskId: string, retry = true): Promise<Task> {
-  return attempt(() => lab(url).getTask(taskId), retry);
+/** tasks/get; with `steps`, the task's `_meta` carries its step timeline (stepTimeline in load-checks.ts reads it). */
+export async function getTask(
+  url: string,
+  taskId: string,
+  retry = true,
+  options: { steps?: boolean } = {},
+): Promise<Task> {
+  return attempt(() => lab(url).getTask(taskId, options), retry);
 }
 
 /** Answers the job's `approve` question with `code`. */

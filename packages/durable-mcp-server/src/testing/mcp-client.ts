@@ -278,8 +278,16 @@ export class McpHttpClient {
     return result as unknown as Task;
   }
 
-  async getTask(taskId: string): Promise<Task> {
-    return (await this.call("tasks/get", { taskId })) as unknown as Task;
+  /**
+   * tasks/get. With `steps`, asks for the step timeline too (`_meta["durable-mcp-server/steps"]`, STEPS_META in
+   * wire/meta-keys.ts, spelled out here because this file imports nothing); it comes back under the same key of the
+   * task's `_meta`.
+   */
+  async getTask(taskId: string, options: { steps?: boolean } = {}): Promise<Task> {
+    const params: JsonObject = options.steps
+      ? { taskId, _meta: { ...this.envelope(), "durable-mcp-server/steps": true } }
+      : { taskId };
+    return (await this.call("tasks/get", params)) as unknown as Task;
   }
 
   async updateTask(taskId: string, inputResponses: JsonObject): Promise<JsonObject> {

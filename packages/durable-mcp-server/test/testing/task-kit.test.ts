@@ -6,6 +6,8 @@ import { describe, expect, it } from "vitest";
 import { TESTING_SEAM } from "../../src/runner/testing-seam.js";
 import { TaskKitError, testTasks, type Exchange } from "../../src/testing/index.js";
 import type { FixtureEnv } from "../fixtures/worker.js";
+import { STEPS_META } from "../../src/wire/meta-keys.js";
+import type { StepTimelineEntry } from "../../src/steps/step-record.js";
 
 const fixtureEnv = env as unknown as FixtureEnv;
 
@@ -102,6 +104,19 @@ describe("testTasks: start, read, wake, inject, evict", () => {
     const cancelled = await kit.start("kit_report", { region: "x" });
     await cancelled.cancel();
     expect((await cancelled.waitFor("cancelled")).status).toBe("cancelled");
+  });
+
+  it("the raw client's getTask asks for the step timeline only when told to (steps)", async () => {
+    const task = await kit.start("kit_report", { region: "apac" });
+    await task.waitForStep("fetch", "waiting");
+    const plain = await kit.client.getTask(task.id);
+    expect(plain._meta?.[STEPS_META]).toBeUndefined();
+    const detailed = await kit.client.getTask(task.id, { steps: true });
+    const timeline = detailed._meta?.[STEPS_META] as unknown as { steps: StepTimelineEntry[] };
+    expect(timeline.steps.find((step) => step.name === "fetch")).toMatchObject({
+      kind: "do",
+      attemptHistory: [{ n: 1, error: { name: expect.any(String) } }],
+    });
   });
 
   it("logs every exchange through the hook and reaches a Worker without authenticate by default principal", async () => {
