@@ -48,7 +48,12 @@ describe("cancel", () => {
       expect((await started.stub.get(started.access))?.status).toBe("cancelled");
       // The run ended: the instance is no longer busy, so an alarm delivered now is served, not deferred.
       const busy = () =>
-        runInDurableObject(started.stub, (instance) => (instance as unknown as { running: boolean }).running);
+        runInDurableObject(started.stub, (instance) => {
+          const { running } = (instance as unknown as { run: { running: boolean } }).run;
+          // A renamed field would read as "not busy" and pass this wait vacuously.
+          expect(typeof running).toBe("boolean");
+          return running;
+        });
       await waitForTask(started, async () => !(await busy()), 2_000);
       // A body that ignored its signal finishes later; its result is never journaled after the cancel.
       await new Promise((resolve) => setTimeout(resolve, ignoreAbort ? lateMs + 200 : 50));
