@@ -108,6 +108,7 @@ const targets = targetRows({
   inlineMs: defaults.oneStepInline.roundTrip.p50,
   getMs: defaults.getVsFloor.get.p50,
   getHttpFloorMs: defaults.getVsFloor.httpFloor.p50,
+  getPostFloorMs: defaults.getVsFloor.postFloor.p50,
   perStepMs: { at2000: perStepAt(2000), at10000: perStepAt(10_000) },
   worstGetWaitMs: engine.getDuringRun.worstBetweenMs,
   serverClockStepsPerSecond: engine.parallel?.stepsPerSecond ?? null,
