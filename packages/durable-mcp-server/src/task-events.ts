@@ -33,8 +33,16 @@ export type TaskEventName =
   | "task_purged"
   | "replay_diverged";
 
-/** "task" (default): lifecycle, retries, failures, input; "all": plus every step's start and finish; "none". */
-export type TaskEventLevel = "all" | "task" | "none";
+/**
+ * How much a TaskRunner logs. "problems" (the default): what an operator must act on or look into — every warning
+ * and error line, and the end of a task that failed or returned a tool error; a task that goes well writes nothing.
+ * "task": plus the lifecycle (created, each run's start and stop, the end of every task) and input; "all": plus
+ * every step's start and finish; "none": nothing.
+ */
+export type TaskEventLevel = "all" | "task" | "problems" | "none";
+
+/** The level a TaskRunner logs at when its options name none (docs/observability.md says why). */
+export const DEFAULT_TASK_EVENT_LEVEL: TaskEventLevel = "problems";
 
 const STEP_DETAIL: ReadonlySet<TaskEventName> = new Set([
   "step_started",
@@ -56,10 +64,28 @@ const WARNINGS: ReadonlySet<TaskEventName> = new Set([
 export type TaskEventFields = Record<string, string | number | boolean | null | undefined>;
 export type TaskEventSink = (event: TaskEventName, fields?: TaskEventFields) => void;
 
+/** Whether `level` writes this event: "problems" keeps warnings, errors and a task's end when it went wrong. */
+function logged(level: TaskEventLevel, event: TaskEventName, fields: TaskEventFields): boolean {
+  switch (level) {
+    case "all":
+      return true;
+    case "task":
+      return !STEP_DETAIL.has(event);
+    case "problems":
+      return (
+        ERRORS.has(event) ||
+        WARNINGS.has(event) ||
+        (event === "task_finished" && (fields.status === "failed" || fields.isError === true))
+      );
+    case "none":
+      return false;
+  }
+}
+
 /** A sink that writes one JSON line per event for this task, at the given level. */
 export function taskEventLog(level: TaskEventLevel, context: { taskId: string; tool: string }): TaskEventSink {
   return (event, fields = {}) => {
-    if (level === "none" || (level === "task" && STEP_DETAIL.has(event))) return;
+    if (!logged(level, event, fields)) return;
     const line = JSON.stringify({ event, taskId: context.taskId, tool: context.tool, ...fields });
     if (ERRORS.has(event)) console.error(line);
     else if (WARNINGS.has(event)) console.warn(line);

@@ -76,7 +76,10 @@ export interface DurableMcpOptions<Env> {
   alarmBudgetMs?: number;
   /** Finished tasks stay readable this long past their TTL before they are purged (default 60 s). */
   purgeGraceMs?: number;
-  /** Which task events are logged as JSON lines: "task" (default: no per-step start/finish), "all", "none". */
+  /**
+   * Which task events are logged as JSON lines: "problems" (default: warnings, errors, tasks that failed), "task"
+   * (plus each task's lifecycle), "all" (plus every step), "none".
+   */
   events?: TaskEventLevel;
   /**
    * Answer well-formed `tasks/get|update|cancel`, and a plain `tools/call` of a task tool (the create), straight from

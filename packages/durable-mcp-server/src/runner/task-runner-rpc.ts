@@ -18,7 +18,7 @@ export interface TaskRunnerOptions<Env> {
   alarmBudgetMs?: number;
   /** How long a finished or expired task stays readable after its TTL, before it is purged. */
   purgeGraceMs?: number;
-  /** Which task events are logged as JSON lines (default "task"). */
+  /** Which task events are logged as JSON lines (default "problems": docs/observability.md). */
   events?: TaskEventLevel;
   /** The deployment's file settings: `step.files`, and step results too large for the journal spill to R2. */
   files?: FilesSettings;

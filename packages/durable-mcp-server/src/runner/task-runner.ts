@@ -8,7 +8,7 @@ import {
 } from "../limits.js";
 import { StepJournal } from "../steps/journal.js";
 import { stepLabel } from "../steps/step-record.js";
-import { taskEventLog } from "../task-events.js";
+import { DEFAULT_TASK_EVENT_LEVEL, taskEventLog } from "../task-events.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { checkInputAnswer } from "./elicit-answer.js";
@@ -48,7 +48,7 @@ const DEFAULT_PURGE_GRACE_MS = 60_000;
  * record and its step journal in SQLite, and driving the handler from its single alarm.
  */
 export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>): TaskRunnerClass<Env> {
-  const eventLevel = options.events ?? "task";
+  const eventLevel = options.events ?? DEFAULT_TASK_EVENT_LEVEL;
   // The author's server, built once per isolate and env rather than once per object: every task is a new object, and
   // a run only looks its handler up (building a whole McpServer with its schemas is the bulk of a run's start).
   const registries = new WeakMap<object, TaskRegistry>();
