@@ -171,8 +171,11 @@ export async function measureFiles(
   const uploadMBps = median(rounds.map((r) => mbps(size, r.uploadMs)));
   const rawGetMBps = median(rounds.map((r) => mbps(size, r.rawGetMs)));
   const downloadMBps = median(rounds.map((r) => mbps(size, r.downloadMs)));
-  const uploadRatio = uploadMBps / rawPutMBps;
-  const downloadRatio = downloadMBps / rawGetMBps;
+  // The verdict is the median of the rounds' own ratios: each round pairs a floor with the transfer measured right
+  // after it, so the machine's drift cancels within a round (a ratio of medians can pair a fast round's floor with a
+  // slow round's transfer).
+  const uploadRatio = median(rounds.map((r) => r.rawPutMs / r.uploadMs));
+  const downloadRatio = median(rounds.map((r) => r.rawGetMs / r.downloadMs));
   const spread = (pick: (r: FileRound) => number, floor: (r: FileRound) => number) =>
     rounds.map((r) => (floor(r) / pick(r)).toFixed(2)).join(", ");
   const mib = size / MIB;
