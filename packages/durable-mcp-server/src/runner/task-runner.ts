@@ -73,6 +73,11 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     private journal = new StepJournal(this.ctx.storage.sql);
     private inbox = new EventInbox(this.ctx.storage.sql);
     private ready = false;
+    /**
+     * When the alarm of this unclaimed runner is due, as this instance armed it (prepare, or the alarm re-arming at
+     * the deadline); undefined when not known here (another instance armed it, or a delivery consumed it).
+     */
+    private preparedAlarmAt: number | undefined;
     private listeners = new Set<TaskListener>();
     /**
      * The last `getText` answer and the record it was built from. The store hands out one record object until its
@@ -105,7 +110,13 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     async prepare(): Promise<boolean> {
       this.applySchema();
       if (this.store.read()) return false;
-      await this.ctx.storage.setAlarm(Date.now() + PREPARED_RUNNER_TTL_MS);
+      // The alarm goes FIRST_RUN_FALLBACK_MS ahead, not to the deadline: a create within that window finds its first
+      // run's fallback already armed (and earlier) and sets no alarm of its own. The deadline is kept in storage so
+      // that the alarm, if no create came first, re-arms at it even in a later instance (discardUnclaimed).
+      const now = Date.now();
+      this.ctx.storage.kv.put(PREPARED_DEADLINE_KEY, now + PREPARED_RUNNER_TTL_MS);
+      await this.ctx.storage.setAlarm(now + FIRST_RUN_FALLBACK_MS);
+      this.preparedAlarmAt = now + FIRST_RUN_FALLBACK_MS;
       return true;
     }
 
@@ -124,7 +135,17 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const now = Date.now();
       this.run.cancelled = false;
       this.store.insert(task, now);
-      await this.ctx.storage.setAlarm(now + FIRST_RUN_FALLBACK_MS);
+      // The alarm prepare (or the alarm handler) armed is known only to the instance that armed it: a field, not
+      // getAlarm(), since only this class arms an unclaimed runner, and after an eviction arming anyway is safe (it
+      // only costs the setAlarm this saves). One due by now may be on its way already: arm then too. One due in
+      // (now, now + FIRST_RUN_FALLBACK_MS] is this first run's fallback, earlier than ours: it fires after this create
+      // (which awaits nothing before it returns), finds the record and runs the task under runDue's guards. (The
+      // deadline stays in the object's KV: nothing reads it once the record exists, and the purge removes it.)
+      const armed = this.preparedAlarmAt;
+      this.preparedAlarmAt = undefined;
+      if (armed === undefined || armed <= now || armed > now + FIRST_RUN_FALLBACK_MS) {
+        await this.ctx.storage.setAlarm(now + FIRST_RUN_FALLBACK_MS);
+      }
       const created = toTask(this.store.read()!);
       // Once the record is durable — when the output gate lets this reply go — log the line and start the run here,
       // instead of after an alarm hop. Neither holds the reply; if this instance dies first, the alarm runs the task.
@@ -336,6 +357,8 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     override async alarm(): Promise<void> {
+      // This delivery consumes whatever prepare armed; discardUnclaimed records what it arms next.
+      this.preparedAlarmAt = undefined;
       if (!this.ready) return;
       // Ready without a record: a prepared runner that no create claimed by its deadline.
       if (!this.store.read()) return this.discardUnclaimed();
@@ -371,12 +394,20 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     /**
-     * A prepared runner's deadline passed with no create: its storage goes. No call is delivered meanwhile, so a
-     * create can never land between the check and the delete (one that came first is found, and kept).
+     * A prepared runner's alarm fired with no create. Before its deadline (prepare armed the alarm
+     * FIRST_RUN_FALLBACK_MS ahead) it re-arms at the deadline; at or after it, or with no deadline kept (a runner
+     * prepared before the deadline was kept), its storage goes. No call is delivered meanwhile, so a create can never
+     * land between the check and the write (one that came first is found, and kept).
      */
     private async discardUnclaimed(): Promise<void> {
       await this.ctx.blockConcurrencyWhile(async () => {
         if (!this.ready || this.store.read()) return;
+        const deadline = this.ctx.storage.kv.get<number>(PREPARED_DEADLINE_KEY);
+        if (deadline !== undefined && Date.now() < deadline) {
+          await this.ctx.storage.setAlarm(deadline);
+          this.preparedAlarmAt = deadline;
+          return;
+        }
         await this.ctx.storage.deleteAlarm();
         await this.ctx.storage.deleteAll();
         this.forget();
@@ -390,6 +421,9 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
   };
 }
+
+/** The key (in the object's KV storage, beside its SQL tables) holding an unclaimed runner's deadline. */
+export const PREPARED_DEADLINE_KEY = "preparedDeadline";
 
 /** Settled: nothing more happens without the client (final, or waiting for an answer). */
 function settled(status: TaskStatus): boolean {

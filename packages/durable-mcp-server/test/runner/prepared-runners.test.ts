@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/ids.js";
 import { FIRST_RUN_FALLBACK_MS, PREPARED_RUNNER_TTL_MS } from "../../src/limits.js";
 import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
+import { PREPARED_DEADLINE_KEY } from "../../src/runner/task-runner.js";
 import type { NewTask } from "../../src/runner/task-store.js";
 import { SCHEMA_VERSION } from "../../src/runner/schema.js";
 import { registriesBuilt } from "../fixtures/worker.js";
@@ -51,6 +52,40 @@ async function runToEnd() {
   return waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
 }
 
+/** The deadline an unclaimed runner keeps (when it deletes itself), and its alarm. */
+const deadlineOf = (runner: Runner) =>
+  runInDurableObject(runner, async (_, state) => ({
+    deadline: state.storage.kv.get<number>(PREPARED_DEADLINE_KEY),
+    alarm: await state.storage.getAlarm(),
+  }));
+
+/**
+ * Brings an unclaimed runner to its deadline without waiting 5 minutes: delivers the alarm prepare armed (which
+ * re-arms at the deadline), then moves the kept deadline to now — the only stand-in for the clock — and delivers the
+ * deadline's alarm.
+ */
+async function passDeadline(runner: Runner): Promise<void> {
+  expect(await runDurableObjectAlarm(runner)).toBe(true);
+  const { deadline, alarm } = await deadlineOf(runner);
+  expect(alarm).toBe(deadline);
+  await runInDurableObject(runner, (_, state) => state.storage.kv.put(PREPARED_DEADLINE_KEY, Date.now()));
+  expect(await runDurableObjectAlarm(runner)).toBe(true);
+}
+
+/** Counts this instance's `setAlarm` calls from now on (create's, the run's, the alarm handler's). */
+const countSetAlarm = (runner: Runner) =>
+  runInDurableObject(runner, (_, state) => {
+    const storage = state.storage as DurableObjectStorage & { setAlarmCalls: number };
+    const setAlarm = storage.setAlarm.bind(storage);
+    storage.setAlarmCalls = 0;
+    storage.setAlarm = (...args) => (storage.setAlarmCalls++, setAlarm(...args));
+  });
+const setAlarmCalls = (runner: Runner) =>
+  runInDurableObject(
+    runner,
+    (_, state) => (state.storage as DurableObjectStorage & { setAlarmCalls: number }).setAlarmCalls,
+  );
+
 const schemaOf = (runner: Runner) =>
   runInDurableObject(
     runner,
@@ -58,15 +93,18 @@ const schemaOf = (runner: Runner) =>
   );
 
 describe("pre-created TaskRunners (prepare)", () => {
-  it("applies the schema and arms a deadline, creating no task", async () => {
+  it("applies the schema, keeps a deadline and arms its alarm at most FIRST_RUN_FALLBACK_MS ahead, creating no task", async () => {
     const taskId = newTaskId();
     const runner = runnerFor(taskId);
     const before = Date.now();
     expect(await runner.prepare()).toBe(true);
+    const after = Date.now();
     expect(await schemaOf(runner)).toBe(SCHEMA_VERSION);
     const { tables, alarm } = await storageOf(runner);
     expect(tables).toContain("task");
-    expect(alarm).toBeGreaterThanOrEqual(before + PREPARED_RUNNER_TTL_MS);
+    expect(alarm).toBeGreaterThanOrEqual(before + FIRST_RUN_FALLBACK_MS);
+    expect(alarm).toBeLessThanOrEqual(after + FIRST_RUN_FALLBACK_MS);
+    expect((await deadlineOf(runner)).deadline).toBeGreaterThanOrEqual(before + PREPARED_RUNNER_TTL_MS);
     expect(
       await runInDurableObject(runner, (_, state) => state.storage.sql.exec("SELECT * FROM task").toArray()),
     ).toEqual([]);
@@ -98,14 +136,26 @@ describe("pre-created TaskRunners (prepare)", () => {
       });
     }
     // None of those reads claimed it: it is still unclaimed, and still goes at its deadline.
-    await runDurableObjectAlarm(prepared);
+    await passDeadline(prepared);
     expect(await storageOf(prepared)).toEqual({ tables: [], alarm: null });
   });
 
-  it("leaves no storage once its deadline passes unclaimed", async () => {
+  it("re-arms at its deadline when its first alarm finds it unclaimed, and leaves no storage once the deadline passes", async () => {
     const runner = runnerFor(newTaskId());
+    const before = Date.now();
     await runner.prepare();
+    const { deadline } = await deadlineOf(runner);
+    expect(deadline).toBeGreaterThanOrEqual(before + PREPARED_RUNNER_TTL_MS);
     expect((await storageOf(runner)).tables.length).toBeGreaterThan(0);
+    // The alarm FIRST_RUN_FALLBACK_MS after prepare: nothing is deleted, the alarm moves to the kept deadline.
+    expect(await runDurableObjectAlarm(runner)).toBe(true);
+    expect((await storageOf(runner)).tables).toContain("task");
+    expect(await deadlineOf(runner)).toEqual({ deadline, alarm: deadline });
+    // Delivered early (the platform retries, or a local clock), it re-arms again rather than deleting.
+    expect(await runDurableObjectAlarm(runner)).toBe(true);
+    expect(await deadlineOf(runner)).toEqual({ deadline, alarm: deadline });
+    // At the deadline it goes.
+    await runInDurableObject(runner, (_, state) => state.storage.kv.put(PREPARED_DEADLINE_KEY, Date.now()));
     expect(await runDurableObjectAlarm(runner)).toBe(true);
     expect(await storageOf(runner)).toEqual({ tables: [], alarm: null });
   });
@@ -156,8 +206,70 @@ describe("pre-created TaskRunners (prepare)", () => {
     const other = runnerFor(newTaskId());
     await other.prepare();
     await evictDurableObject(other);
-    await runDurableObjectAlarm(other);
+    await passDeadline(other);
     expect(await storageOf(other)).toEqual({ tables: [], alarm: null });
+  });
+
+  it("a create within FIRST_RUN_FALLBACK_MS of prepare keeps the prepared alarm as the first run's fallback: no setAlarm", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    await runner.prepare();
+    const { alarm: prepared } = await storageOf(runner);
+    await countSetAlarm(runner);
+    const createdAt = Date.now();
+    await runner.create(newTask(taskId, "alice", "hang", { ms: 300 }));
+    expect(await setAlarmCalls(runner)).toBe(0);
+    const { alarm } = await storageOf(runner);
+    expect(alarm).toBe(prepared);
+    expect(alarm).toBeLessThanOrEqual(createdAt + FIRST_RUN_FALLBACK_MS);
+    // The first run, inside its step, has set no alarm either; the prepared one is still the fallback.
+    const probe = probeFor(`probe-${taskId}`);
+    await waitForTask(
+      { stub: runner, access: { taskId, principal: "alice" } },
+      async () => (await probe.count("started")) === 1,
+    );
+    expect(await setAlarmCalls(runner)).toBe(0);
+    expect((await storageOf(runner)).alarm).toBe(prepared);
+    const task = await waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
+    expect(task.status).toBe("completed");
+    expect([await probe.count("started"), await probe.count("finished")]).toEqual([1, 1]);
+  });
+
+  it("a create after the prepared alarm re-armed at the deadline arms FIRST_RUN_FALLBACK_MS ahead", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    await runner.prepare();
+    expect(await runDurableObjectAlarm(runner)).toBe(true);
+    const { deadline } = await deadlineOf(runner);
+    expect((await storageOf(runner)).alarm).toBe(deadline);
+    await countSetAlarm(runner);
+    const before = Date.now();
+    await runner.create(newTask(taskId, "alice", "hang", { ms: 300 }));
+    const after = Date.now();
+    expect(await setAlarmCalls(runner)).toBe(1);
+    const { alarm } = await storageOf(runner);
+    expect(alarm).toBeGreaterThanOrEqual(before + FIRST_RUN_FALLBACK_MS);
+    expect(alarm).toBeLessThanOrEqual(after + FIRST_RUN_FALLBACK_MS);
+    const task = await waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
+    expect(task.status).toBe("completed");
+  });
+
+  it("a create on a prepared runner evicted since prepare arms its own fallback", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    await runner.prepare();
+    const { alarm: prepared } = await storageOf(runner);
+    await evictDurableObject(runner);
+    await countSetAlarm(runner);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const before = Date.now();
+    await runner.create(newTask(taskId, "alice", "hang", { ms: 300 }));
+    expect(await setAlarmCalls(runner)).toBe(1);
+    const { alarm } = await storageOf(runner);
+    expect(alarm).toBeGreaterThan(prepared!);
+    expect(alarm).toBeGreaterThanOrEqual(before + FIRST_RUN_FALLBACK_MS);
+    const task = await waitForTask({ stub: runner, access: { taskId, principal: "alice" } }, isFinal);
+    expect(task.status).toBe("completed");
   });
 });
 
@@ -247,6 +359,38 @@ describe("the first run", () => {
     expect(task.status).toBe("completed");
     const probe = probeFor(`probe-${taskId}`);
     expect([await probe.count("a"), await probe.count("b"), await probe.count("c")]).toEqual([1, 1, 1]);
+  });
+
+  it("on a prepared runner, is resumed by the prepared alarm when the instance dies before the run commits", async () => {
+    const taskId = newTaskId();
+    const runner = runnerFor(taskId);
+    const access = { taskId, principal: "alice" };
+    await runner.prepare();
+    const { alarm: prepared } = await storageOf(runner);
+    const createdAt = Date.now();
+    await runner.create(newTask(taskId, "alice", "hang", { ms: 400 }));
+    // The fallback is the alarm prepare armed, no later than FIRST_RUN_FALLBACK_MS after the create.
+    expect((await storageOf(runner)).alarm).toBe(prepared);
+    expect(prepared).toBeLessThanOrEqual(createdAt + FIRST_RUN_FALLBACK_MS);
+    // The instance dies (as on a crash) inside its first run, before the run has committed its step (400 ms).
+    const probe = probeFor(`probe-${taskId}`);
+    await waitForTask({ stub: runner, access }, async () => (await probe.count("started")) === 1);
+    const killed = await runInDurableObject(runner, (_, state) => {
+      state.abort("test: killed before the first run commits");
+    }).then(
+      () => "survived",
+      () => "killed",
+    );
+    expect(killed).toBe("killed");
+    // (A stub to an aborted instance stays broken: a new one reaches the object's next instance.)
+    const after = runnerFor(taskId);
+    expect(await after.get(access)).toMatchObject({ status: "working" });
+    expect((await storageOf(after)).alarm).toBe(prepared);
+    // Nothing drives the task now but that alarm, firing by itself: the step runs again and the task completes.
+    const task = await waitForTask({ stub: after, access }, isFinal, FIRST_RUN_FALLBACK_MS + 5_000);
+    expect(task.status).toBe("completed");
+    expect(Date.now()).toBeGreaterThanOrEqual(prepared!);
+    expect(await probe.count("started")).toBe(2);
   });
 
   it("builds the author's server once per isolate, not once per task object", async () => {
