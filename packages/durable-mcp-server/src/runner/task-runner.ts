@@ -396,7 +396,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     /**
      * A prepared runner's alarm fired with no create. Before its deadline (prepare armed the alarm
      * FIRST_RUN_FALLBACK_MS ahead) it re-arms at the deadline; at or after it, or with no deadline kept (a runner
-     * prepared before the deadline was kept), its storage goes. No call is delivered meanwhile, so a create can never
+     * prepared by an earlier version, whose alarm was the deadline itself), its storage goes. No call is delivered meanwhile, so a create can never
      * land between the check and the write (one that came first is found, and kept).
      */
     private async discardUnclaimed(): Promise<void> {
