@@ -4,6 +4,7 @@
 // they are, the row says "not measured" — never a number that was not measured in this run.
 import { median, ms, ratio, table } from "./stats.ts";
 import { PER_STEP_TARGET_MS, perStepMet } from "./steps.ts";
+import type { CreateRound, GetRound } from "./wire.ts";
 
 /** One row; `{ metric, target, floor, measured, ratio, met }` is also the shape other bench modules hand in. */
 export interface TargetRow {
@@ -28,13 +29,7 @@ export interface TargetInputs {
   httpFloorMs: number;
   newObjectFloorMs: number;
   /** Each round's p50s (bench/wire.ts, measureCreateRounds), shown beside the medians; absent: not in rounds. */
-  createRounds?: Array<{
-    httpFloor: number;
-    newObjectFloor: number;
-    create: number;
-    roundTripPolling: number;
-    inline: number;
-  }>;
+  createRounds?: CreateRound[];
   /** /mcp, the library's defaults. */
   createMs: number;
   roundTripPollingMs: number;
@@ -45,7 +40,7 @@ export interface TargetInputs {
   /** The same POST as the tasks/get (headers, JSON body) to a Worker making one call to a warm object. */
   getPostFloorMs: number;
   /** Each interleaved round's p50s of the get and its floors, when measured in rounds. */
-  getRounds?: Array<{ httpFloor: number; postFloor: number; get: number }>;
+  getRounds?: GetRound[];
   /** Per step at 2,000 and at 10,000 steps (bench/steps.ts), null when not measured. */
   perStepMs: { at2000: number | null; at10000: number | null };
   worstGetWaitMs: number | null;
@@ -129,13 +124,17 @@ export function targetRows(x: TargetInputs): TargetRow[] {
     const row = bounded(`per step, ${steps.toLocaleString("en")} steps vs 1`, value, PER_STEP_TARGET_MS, ms);
     return value === null ? row : { ...row, met: perStepMet(value) };
   };
-  type Round = NonNullable<TargetInputs["createRounds"]>[number];
-  const roundCreateFloor = (r: Round) => (createMetHttp ? r.httpFloor : r.newObjectFloor);
+  const roundCreateFloor = (r: CreateRound) => (createMetHttp ? r.httpFloor : r.newObjectFloor);
   /**
    * A create row judged by the median of its rounds' own ratios, each round's figure to the floors measured in that
    * round (drift cancels within a round); the measured and floor columns show the medians of the rounds' p50s.
    */
-  const withRounds = (row: TargetRow, goal: number, value: (r: Round) => number, floorOf: (r: Round) => number) => {
+  const withRounds = (
+    row: TargetRow,
+    goal: number,
+    value: (r: CreateRound) => number,
+    floorOf: (r: CreateRound) => number,
+  ) => {
     if (!x.createRounds) return row;
     const ratios = x.createRounds.map((r) => value(r) / floorOf(r));
     const middle = median(ratios);
