@@ -4,10 +4,12 @@
 // agent (src/watcher.ts): the page shows the state it pushes and acts through its callable methods.
 //
 // The parts: routes.ts (the two routes), pages/ (Home, TaskPage), components/ (one view or a small family each),
-// files/ (uploads, downloads, formatting), watcher.ts (the page's side of the agent); shared/ (beside src/) holds
-// what the page and the agent both use.
+// files/ (uploads, downloads, formatting), forms/ (the generated forms), watcher.ts and agent-calls.ts (the page's
+// side of the agent); shared/ (beside src/) holds what the page and the agent both use.
+import { useEffect, useState } from "react";
 import type { SessionInfo } from "../shared/watcher-state.ts";
 import { Header } from "./components/Header.tsx";
+import { UploadStore, UploadsContext } from "./files/upload.ts";
 import { Home } from "./pages/Home.tsx";
 import { TaskPage } from "./pages/TaskPage.tsx";
 import { routeOf, usePath, type Go } from "./routes.ts";
@@ -30,18 +32,23 @@ export function App() {
 
 function SessionPage({ path, go, session }: { path: string; go: Go; session: SessionInfo }) {
   const watcher = useWatcher(session);
+  // The session's uploads (kept in localStorage across reloads), asking the server through the session's agent.
+  const [uploads] = useState(() => new UploadStore(watcher.tool));
+  useEffect(() => uploads.checkInterrupted(), [uploads]);
   const route = routeOf(path);
   return (
     <WatcherContext.Provider value={watcher}>
-      <main>
-        <Header go={go}>
-          <p className={watcher.online ? "muted small" : "warning small"} data-testid="agent-status">
-            {watcher.online ? "Agent connected" : "Agent reconnecting…"} · agent{" "}
-            <code data-testid="agent-name">{session.name}</code>
-          </p>
-        </Header>
-        {route.page === "task" ? <TaskPage taskId={route.taskId} go={go} /> : <Home go={go} />}
-      </main>
+      <UploadsContext.Provider value={uploads}>
+        <main>
+          <Header go={go}>
+            <p className={watcher.online ? "muted small" : "warning small"} data-testid="agent-status">
+              {watcher.online ? "Agent connected" : "Agent reconnecting…"} · agent{" "}
+              <code data-testid="agent-name">{session.name}</code>
+            </p>
+          </Header>
+          {route.page === "task" ? <TaskPage taskId={route.taskId} go={go} /> : <Home go={go} />}
+        </main>
+      </UploadsContext.Provider>
     </WatcherContext.Provider>
   );
 }

@@ -3,18 +3,18 @@
 // state it pushes and calls its @callable methods. The session is a secret cookie the Worker sets (HttpOnly: the
 // page never sees it) when the page opens it with POST /agents/session, which answers the agent's name and the
 // servers it may call; the browser keeps the cookie, so a reload (or a restart of the server) finds the same agent,
-// with its connection, its tasks and their logs.
+// with its connection, its tasks and their logs. The calls go through the session's AgentCalls (src/agent-calls.ts),
+// handed to every view with the Watcher.
 import { useAgent } from "agents/react";
 import { createContext, useContext, useEffect, useState } from "react";
-import { McpError, type JsonObject } from "../shared/mcp.ts";
 import {
   INITIAL_STATE,
   SESSION_PATH,
   WATCHER_AGENT,
-  type CallOutcome,
   type SessionInfo,
   type WatcherState,
 } from "../shared/watcher-state.ts";
+import { AgentCalls, type AgentTool, type Caller } from "./agent-calls.ts";
 
 export type SessionState = { state: "opening"; problem?: string } | { state: "open"; session: SessionInfo };
 
@@ -51,34 +51,6 @@ export function useSession(): SessionState {
   return state;
 }
 
-type Caller = <T>(method: string, args?: unknown[]) => Promise<T>;
-let caller: Caller | undefined;
-const waiting: Array<(call: Caller) => void> = [];
-
-/** Calls a @callable method of the agent (queued until the page's agent connection exists). */
-export function callWatcher<T>(method: string, args: unknown[] = []): Promise<T> {
-  if (caller) return caller<T>(method, args);
-  return new Promise<T>((resolve, reject) => waiting.push((call) => call<T>(method, args).then(resolve, reject)));
-}
-
-/**
- * An MCP request the agent makes for the page (file_upload_url, file_status, file_download_url): its result, or
- * the agent's McpError rebuilt (unreachable, not-mcp, rpc), so the page can tell the cases apart.
- */
-export async function watcherTool(method: string, args: unknown[]): Promise<JsonObject> {
-  let outcome: CallOutcome;
-  try {
-    outcome = await callWatcher<CallOutcome>(method, args);
-  } catch (error) {
-    throw new McpError(
-      "unreachable",
-      `The page's agent did not answer (${error instanceof Error ? error.message : String(error)}).`,
-    );
-  }
-  if (outcome.ok) return outcome.result;
-  throw new McpError(outcome.kind, outcome.message, outcome.rpcError, outcome.httpStatus);
-}
-
 export interface Watcher {
   /** The agent's name (derived from the session secret; on its own it opens nothing) and the servers it may call. */
   session: SessionInfo;
@@ -86,6 +58,10 @@ export interface Watcher {
   state: WatcherState & { synced: boolean };
   /** Whether the WebSocket to the agent is open. */
   online: boolean;
+  /** Calls a @callable method of the agent (queued until the page's agent connection exists). */
+  call: AgentCalls["call"];
+  /** An MCP request the agent makes for the page: its result, or the agent's McpError rebuilt. */
+  tool: AgentTool;
 }
 
 /** Connects to this session's agent; re-renders on every state it pushes. Use once, at the top of the page. */
@@ -97,14 +73,20 @@ export function useWatcher(session: SessionInfo): Watcher {
     onOpen: () => setOnline(true),
     onClose: () => setOnline(false),
   });
-  const call = ((method: string, args?: unknown[]) => agent.call(method, args)) as Caller;
-  if (!caller) {
-    caller = call;
-    for (const resolve of waiting.splice(0)) resolve(call);
-  } else {
-    caller = call;
-  }
-  return { session, state: { ...(agent.state ?? INITIAL_STATE), synced: agent.state !== undefined }, online };
+  // The session's calls, kept across renders; the connection is attached after the commit, never during a render.
+  const [calls] = useState(() => new AgentCalls());
+  const agentCall = agent.call;
+  useEffect(
+    () => calls.attach(((method: string, args?: unknown[]) => agentCall(method, args)) as Caller),
+    [calls, agentCall],
+  );
+  return {
+    session,
+    state: { ...(agent.state ?? INITIAL_STATE), synced: agent.state !== undefined },
+    online,
+    call: calls.call,
+    tool: calls.tool,
+  };
 }
 
 /** The session's Watcher, provided once at the top of the page (App) to every view below it. */

@@ -5,12 +5,12 @@
 import { useEffect, useRef, useState } from "react";
 import { errorText, TASKS_EXTENSION } from "../../shared/mcp.ts";
 import type { Connection } from "../../shared/watcher-state.ts";
-import { callWatcher, useWatcherState } from "../watcher.ts";
+import { useWatcherState } from "../watcher.ts";
 
 const defaultServer = () => `${location.origin}/mcp`;
 
 export function ConnectPanel() {
-  const { state, session, online } = useWatcherState();
+  const { state, session, online, call } = useWatcherState();
   const { connection } = state;
   const { servers } = session;
   // The choice follows the agent's server URL until another is picked. Only the servers WATCHER_SERVERS lists are
@@ -30,7 +30,7 @@ export function ConnectPanel() {
     const sent = token.trim();
     try {
       // An empty token field keeps the token the agent holds for this URL.
-      await callWatcher<Connection>("connectTo", sent ? [target, sent] : [target]);
+      await call<Connection>("connectTo", sent ? [target, sent] : [target]);
       setEdited(undefined);
       // The agent keeps the token it was given; a token typed while this connect was on its way stays in the field.
       setToken((current) => (current.trim() === sent ? "" : current));

@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from "react";
 import type { Problem } from "../../shared/watcher-state.ts";
 import { download, type FileLink } from "../files/download.ts";
+import { useWatcherState } from "../watcher.ts";
 
 type DownloadState =
   | { kind: "idle" }
@@ -33,6 +34,7 @@ function save(url: string, name: string): void {
 }
 
 function FileDownload({ link, serverUrl, taskId }: { link: FileLink; serverUrl: string; taskId: string }) {
+  const { tool } = useWatcherState();
   const [state, setState] = useState<DownloadState>({ kind: "idle" });
   const objectUrl = useRef<string | undefined>(undefined);
   useEffect(
@@ -46,7 +48,7 @@ function FileDownload({ link, serverUrl, taskId }: { link: FileLink; serverUrl: 
     setState({ kind: "busy" });
     if (objectUrl.current) URL.revokeObjectURL(objectUrl.current);
     objectUrl.current = undefined;
-    const outcome = await download(serverUrl, link, taskId);
+    const outcome = await download(tool, serverUrl, link, taskId);
     if (!outcome.ok) {
       setState({ kind: "failed", problem: outcome.problem });
       return;

@@ -2,7 +2,7 @@
 // declined, or dismissed) through the agent's tasks/update; any other request is shown, with what to do instead.
 import { useState } from "react";
 import { errorText, type JsonObject } from "../../shared/mcp.ts";
-import { callWatcher } from "../watcher.ts";
+import { useWatcherState } from "../watcher.ts";
 import { SchemaForm } from "./SchemaForm.tsx";
 
 type InputRequest = { method: string; params?: JsonObject };
@@ -18,6 +18,7 @@ export function InputRequests({ taskId, requests }: { taskId: string; requests: 
 }
 
 function Question({ taskId, inputKey, request }: { taskId: string; inputKey: string; request: InputRequest }) {
+  const { call } = useWatcherState();
   const [busy, setBusy] = useState(false);
   const [sent, setSent] = useState<string | undefined>();
   const [problem, setProblem] = useState<string | undefined>();
@@ -28,7 +29,7 @@ function Question({ taskId, inputKey, request }: { taskId: string; inputKey: str
     setBusy(true);
     setProblem(undefined);
     try {
-      await callWatcher("answer", [taskId, { [inputKey]: response }]);
+      await call("answer", [taskId, { [inputKey]: response }]);
       setSent(String(response.action));
     } catch (error) {
       setProblem(`The answer was not delivered: ${errorText(error)}. Send it again.`);

@@ -3,7 +3,7 @@
 import { useEffect, useState } from "react";
 import type { LogEntry } from "../../shared/mcp.ts";
 import type { TaskView } from "../../shared/watcher-state.ts";
-import { callWatcher } from "../watcher.ts";
+import { useWatcherState } from "../watcher.ts";
 
 export function RpcLog({ view }: { view: TaskView }) {
   const log = useTaskLog(view.record.taskId, view.logSeq);
@@ -74,17 +74,18 @@ function LogItem({ entry }: { entry: LogEntry }) {
 
 /** The task's log from the agent, fetched again whenever the agent logs another exchange (`logSeq`). */
 function useTaskLog(taskId: string, logSeq: number | undefined): LogEntry[] | undefined {
+  const { call } = useWatcherState();
   const [log, setLog] = useState<LogEntry[] | undefined>();
   useEffect(() => {
     if (logSeq === undefined) return;
     let current = true;
-    callWatcher<LogEntry[]>("log", [taskId]).then(
+    call<LogEntry[]>("log", [taskId]).then(
       (entries) => current && setLog(entries),
       () => {},
     );
     return () => {
       current = false;
     };
-  }, [taskId, logSeq]);
+  }, [call, taskId, logSeq]);
   return log;
 }

@@ -7,7 +7,7 @@ import { errorText, FINAL_STATUSES, progressOf } from "../../shared/mcp.ts";
 import { durationOf, formatDuration, outcomeOf, retriesOfSnapshot, type Outcome } from "../../shared/outcome.ts";
 import type { TaskView } from "../../shared/watcher-state.ts";
 import { taskPath, type Go } from "../routes.ts";
-import { callWatcher, useWatcherState } from "../watcher.ts";
+import { useWatcherState } from "../watcher.ts";
 import { Link } from "./Link.tsx";
 import { InputRequests } from "./Questions.tsx";
 import { TaskOutcome } from "./TaskOutcome.tsx";
@@ -31,7 +31,7 @@ export function useNow(live: boolean, ms = 1000): number {
 
 export function TaskCard({ view, go, full }: { view: TaskView; go: Go; full?: boolean }) {
   const { record, snapshot } = view;
-  const { online } = useWatcherState();
+  const { online, call } = useWatcherState();
   const [problem, setProblem] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const status = snapshot?.status;
@@ -47,7 +47,7 @@ export function TaskCard({ view, go, full }: { view: TaskView; go: Go; full?: bo
     setBusy(true);
     setProblem(undefined);
     try {
-      await callWatcher("cancel", [record.taskId]);
+      await call("cancel", [record.taskId]);
     } catch (error) {
       setProblem(`Cancelling failed: ${errorText(error)}. Try again.`);
     } finally {
@@ -107,7 +107,7 @@ export function TaskCard({ view, go, full }: { view: TaskView; go: Go; full?: bo
       {view.gone && (
         <div className="error" data-testid="task-gone">
           <p>{view.gone}</p>
-          <button type="button" onClick={() => void callWatcher("remove", [record.taskId])}>
+          <button type="button" onClick={() => void call("remove", [record.taskId])}>
             Remove from this list
           </button>
         </div>
@@ -141,7 +141,7 @@ export function TaskCard({ view, go, full }: { view: TaskView; go: Go; full?: bo
       )}
       {final && (
         <div className="action">
-          <button type="button" className="link" onClick={() => void callWatcher("remove", [record.taskId])}>
+          <button type="button" className="link" onClick={() => void call("remove", [record.taskId])}>
             Remove from this list
           </button>
           <span className="muted small">Forgets it on this page; the server keeps it until its TTL.</span>

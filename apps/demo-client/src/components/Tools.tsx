@@ -7,7 +7,7 @@ import { errorText, taskSupport, type JsonObject, type ToolInfo } from "../../sh
 import type { Connection, StartOutcome } from "../../shared/watcher-state.ts";
 import { formatBytes } from "../files/format.ts";
 import { useUploads } from "../files/upload.ts";
-import { callWatcher } from "../watcher.ts";
+import { useWatcherState } from "../watcher.ts";
 import { SchemaForm, type FileChoice } from "./SchemaForm.tsx";
 
 /** The first sentence of a description: the one-line purpose. */
@@ -26,6 +26,7 @@ export function Tools({
   connection: Extract<Connection, { state: "connected" }>;
   heading: string;
 }) {
+  const { call } = useWatcherState();
   const [selected, setSelected] = useState<string | undefined>();
   const fileChoices: FileChoice[] = useUploads()
     .ready(connection.url)
@@ -52,7 +53,7 @@ export function Tools({
     setBusy(true);
     setOutcome(undefined);
     try {
-      const started = await callWatcher<StartOutcome>("startTask", [tool.name, args]);
+      const started = await call<StartOutcome>("startTask", [tool.name, args]);
       setOutcome({ kind: started.kind, text: started.text });
     } catch (error) {
       setOutcome({ kind: "error", text: `The page's agent did not answer (${errorText(error)}). Start it again.` });
@@ -110,7 +111,7 @@ export function Tools({
       )}
       <p className="muted small">
         {connection.tools.length} tools from tools/list.{" "}
-        <button type="button" className="link" onClick={() => void callWatcher("listTools")}>
+        <button type="button" className="link" onClick={() => void call("listTools")}>
           List them again
         </button>
       </p>

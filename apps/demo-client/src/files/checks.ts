@@ -2,11 +2,16 @@
 // verified the whole file's sha256; after a reload, how far an interrupted upload got. The upload flows themselves
 // are files/upload.ts; the records, files/records.ts.
 import type { JsonObject } from "../../shared/mcp.ts";
-import { watcherTool } from "../watcher.ts";
+import type { AgentTool } from "../agent-calls.ts";
 import { formatBytes, rpcProblem, toolProblem } from "./format.ts";
 import { UploadRecords } from "./records.ts";
 
 export class UploadChecks extends UploadRecords {
+  /** `tool`: the session's MCP requests through its agent (file_status). */
+  constructor(protected readonly tool: AgentTool) {
+    super();
+  }
+
   /** After the last byte: the server checked the whole file's sha256 (`file_status` says ready, with the digest). */
   protected async verify(id: string): Promise<void> {
     const record = this.find(id);
@@ -14,7 +19,7 @@ export class UploadChecks extends UploadRecords {
     this.patch(id, { state: "verifying", confirmed: record.size, sent: record.size });
     this.persist();
     try {
-      const result = await watcherTool("fileStatus", [record.serverUrl, record.handle]);
+      const result = await this.tool("fileStatus", [record.serverUrl, record.handle]);
       if (result.isError === true) {
         this.fail(id, toolProblem(result, "Upload the file again."), false);
         return;
@@ -68,7 +73,7 @@ export class UploadChecks extends UploadRecords {
     }
     const interrupted = `The upload of ${record.name} was interrupted: the page was reloaded or closed while it ran.`;
     try {
-      const result = await watcherTool("fileStatus", [record.serverUrl, record.handle]);
+      const result = await this.tool("fileStatus", [record.serverUrl, record.handle]);
       if (result.isError === true) {
         const problem = toolProblem(result, "Upload the file again (it gets a new handle), or discard this one.");
         this.fail(id, { message: `${interrupted} The server says: ${problem.message}`, next: problem.next }, false);

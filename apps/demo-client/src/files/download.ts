@@ -4,7 +4,7 @@
 import type { Json, JsonObject } from "../../shared/mcp.ts";
 import { errorText } from "../../shared/mcp.ts";
 import type { Problem } from "../../shared/watcher-state.ts";
-import { watcherTool } from "../watcher.ts";
+import type { AgentTool } from "../agent-calls.ts";
 import { formatBytes, sha256Hex, toolProblem } from "./format.ts";
 
 /** The \`_meta\` key of a resource_link that names a durable-mcp-server file. */
@@ -69,10 +69,15 @@ export type Downloaded = { ok: true; blob: Blob; sha256: string; size: number } 
  * `file_download_url` for the file (asked by the agent and logged with `taskId`), then its bytes, fetched and hashed
  * here: ok only when they match the sha256 the task reported (and the one file_download_url gave).
  */
-export async function download(serverUrl: string, link: FileLink, taskId: string): Promise<Downloaded> {
+export async function download(
+  tool: AgentTool,
+  serverUrl: string,
+  link: FileLink,
+  taskId: string,
+): Promise<Downloaded> {
   let issued: JsonObject;
   try {
-    const result = await watcherTool("fileDownloadUrl", [serverUrl, link.handle, taskId]);
+    const result = await tool("fileDownloadUrl", [serverUrl, link.handle, taskId]);
     if (result.isError === true) {
       return { ok: false, problem: toolProblem(result, "") };
     }

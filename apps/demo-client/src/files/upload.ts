@@ -2,11 +2,11 @@
 // handle and a signed tus URL, tus-js-client sends the bytes from this browser in chunks, and `file_status` confirms
 // the server verified them. The records (files/records.ts) survive a reload, so an interrupted upload is offered for
 // resuming: choose the same file again and tus continues from the server's offset. The agent never handles bytes.
-import { useSyncExternalStore } from "react";
+import { createContext, useContext, useSyncExternalStore } from "react";
 import * as tus from "tus-js-client";
 import type { JsonObject } from "../../shared/mcp.ts";
 import type { Problem } from "../../shared/watcher-state.ts";
-import { watcherTool } from "../watcher.ts";
+import type { AgentTool } from "../agent-calls.ts";
 import { formatBytes, rpcProblem, sha256Hex, toolProblem, tusProblem } from "./format.ts";
 import { UploadChecks } from "./checks.ts";
 import { load, type UploadRecord } from "./records.ts";
@@ -16,15 +16,17 @@ export type { UploadRecord, UploadState } from "./records.ts";
 /** tus PATCH size: every confirmed chunk is kept by the server, so an interrupted upload resumes from there. */
 export const CHUNK_BYTES = 1024 * 1024;
 
-let localIds = 0;
-
 export class UploadStore extends UploadChecks {
   /** The files picked in this page's lifetime (a reload loses them: the user chooses the file again). */
   private files = new Map<string, File>();
   private running = new Map<string, tus.Upload>();
+  /** Numbers the local ids of uploads that have no handle yet. */
+  private localIds = 0;
+  private checkedInterrupted = false;
 
-  constructor() {
-    super();
+  /** `tool`: the session's MCP requests through its agent (file_upload_url, file_status). */
+  constructor(tool: AgentTool) {
+    super(tool);
     // Whatever was still moving when the page went away is interrupted now; the server says how far it got.
     this.records = load().map((record) =>
       ["hashing", "requesting", "uploading", "verifying"].includes(record.state)
@@ -39,8 +41,14 @@ export class UploadStore extends UploadChecks {
           }
         : record,
     );
+  }
+
+  /** Asks the server how far each upload a reload interrupted got (once; the page calls it when it mounts). */
+  checkInterrupted(): void {
+    if (this.checkedInterrupted) return;
+    this.checkedInterrupted = true;
     for (const record of this.records) {
-      if (record.state === "interrupted") setTimeout(() => void this.inspect(record.id), 0);
+      if (record.state === "interrupted") void this.inspect(record.id);
     }
   }
 
@@ -51,7 +59,7 @@ export class UploadStore extends UploadChecks {
 
   /** Hashes `file`, asks `file_upload_url` for a handle and a tus URL, and uploads it there. */
   async start(serverUrl: string, file: File, replacing?: string): Promise<void> {
-    let id = `local-${Date.now()}-${localIds++}`;
+    let id = `local-${Date.now()}-${this.localIds++}`;
     const base: UploadRecord = {
       id,
       serverUrl,
@@ -71,7 +79,7 @@ export class UploadStore extends UploadChecks {
     try {
       const sha256 = await sha256Hex(file);
       this.patch(id, { sha256, state: "requesting" });
-      const result = await watcherTool("fileUploadUrl", [
+      const result = await this.tool("fileUploadUrl", [
         serverUrl,
         { name: file.name, size: file.size, sha256, mimeType: base.mimeType },
       ]);
@@ -205,10 +213,13 @@ export class UploadStore extends UploadChecks {
   }
 }
 
-export const uploads = new UploadStore();
+/** The session's uploads, provided once at the top of the page (App) to every view below it. */
+export const UploadsContext = createContext<UploadStore | undefined>(undefined);
 
-/** Re-renders the caller on every change of the uploads. */
+/** The session's uploads; re-renders the caller on every change of them. */
 export function useUploads(): UploadStore {
+  const uploads = useContext(UploadsContext);
+  if (!uploads) throw new Error("useUploads outside <App>");
   useSyncExternalStore(uploads.subscribe, uploads.getVersion);
   return uploads;
 }
