@@ -1,8 +1,8 @@
 // How a task's snapshot reads on its card (shared/outcome.ts): a `completed` task whose result has `isError` is a
 // failure (a tool error), a `failed` task a protocol failure; durations; retries in words. Pure functions, no server.
 import { describe, expect, it } from "vitest";
-import type { TaskSnapshot, TimelineStep } from "../shared/mcp.ts";
-import { durationOf, formatDuration, outcomeOf, retriesOf } from "../shared/outcome.ts";
+import type { TaskSnapshot, TimelineStep } from "../../shared/mcp.ts";
+import { durationOf, formatDuration, outcomeOf, retriesOf } from "../../shared/outcome.ts";
 
 const snap = (fields: Partial<TaskSnapshot>): TaskSnapshot => ({ taskId: "t", status: "working", ...fields });
 
