@@ -1,54 +1,15 @@
 // The run view's waterfall: every step on one time axis, as the server journaled it (`_meta` of tasks/get). A `do`
 // step is a bar per attempt, as each attempt was timed (never a duration divided up), with the back-off between
 // them; sleeps and waits (questions, events) are bars of their own kind; a kind this page does not know is drawn
-// generically. Live while the task runs; a click on a step opens its details (attempts, errors, result size).
+// generically (the geometry: src/waterfall.ts). Live while the task runs; a click on a step opens its details
+// (attempts, errors, result size).
 import { useState } from "react";
-import { FINAL_STATUSES, timelineOf, type TaskSnapshot, type TimelineStep } from "../../shared/mcp.ts";
+import { FINAL_STATUSES, timelineOf, type TimelineStep } from "../../shared/mcp.ts";
 import { formatDuration } from "../../shared/outcome.ts";
 import type { TaskView } from "../../shared/watcher-state.ts";
-import { useNow } from "./TaskCard.tsx";
+import { useNow } from "../use-now.ts";
+import { axisOf, barsOf, KIND_LABEL, KNOWN_KINDS, pct, spanOf, stepKey, type Axis } from "../waterfall.ts";
 import { StepDetails } from "./StepDetails.tsx";
-
-const KNOWN_KINDS = new Set(["do", "sleep", "input", "event", "webhook", "patch"]);
-const KIND_LABEL: Record<string, string> = {
-  do: "step",
-  sleep: "sleep",
-  input: "question",
-  event: "event",
-  webhook: "webhook",
-  patch: "patch",
-};
-
-/** A step's label: its name, with `#n` from its second use on (as the server names it). */
-export const stepKey = (step: TimelineStep) =>
-  (step.occurrence ?? 1) > 1 ? `${step.name}#${step.occurrence}` : step.name;
-
-/** Start and end (ms since epoch) of a step; a live one ends `now`. */
-function spanOf(step: TimelineStep, now: number): [number, number] | undefined {
-  if (!step.startedAt) return undefined;
-  const start = Date.parse(step.startedAt);
-  const live = step.state === "running" || step.state === "waiting";
-  return [start, live ? Math.max(now, Date.parse(step.updatedAt)) : Date.parse(step.updatedAt)];
-}
-
-interface Axis {
-  start: number;
-  end: number;
-  at(ms: number): number;
-}
-
-function axisOf(snapshot: TaskSnapshot, steps: TimelineStep[], now: number): Axis {
-  const starts = steps.flatMap((s) => (s.startedAt ? [Date.parse(s.startedAt)] : []));
-  const created = snapshot.createdAt ? Date.parse(snapshot.createdAt) : Math.min(...starts, now);
-  const final = FINAL_STATUSES.has(snapshot.status);
-  const ends = steps.flatMap((s) => spanOf(s, now)?.[1] ?? []);
-  const last = final && snapshot.lastUpdatedAt ? Date.parse(snapshot.lastUpdatedAt) : now;
-  const start = Math.min(created, ...starts);
-  const end = Math.max(start + 1, last, ...ends);
-  return { start, end, at: (ms) => ((ms - start) / (end - start)) * 100 };
-}
-
-const pct = (value: number) => `${Math.max(0, Math.min(100, value)).toFixed(3)}%`;
 
 export function StepTimeline({ view }: { view: TaskView }) {
   const snapshot = view.snapshot;
@@ -125,42 +86,7 @@ function StepRow({
 }) {
   const span = spanOf(step, now);
   const kind = KNOWN_KINDS.has(step.kind) ? step.kind : "other";
-  const history = step.kind === "do" ? (step.attemptHistory ?? []) : [];
-  const bars: Array<{ key: string; from: number; to: number; className: string; title: string; n?: number }> = [];
-  if (history.length > 0) {
-    history.forEach((attempt, i) => {
-      const from = Date.parse(attempt.startedAt);
-      const to = attempt.endedAt ? Date.parse(attempt.endedAt) : i === history.length - 1 ? now : from;
-      const next = history[i + 1];
-      const failed = attempt.error !== undefined || (attempt.endedAt === null && next !== undefined);
-      bars.push({
-        key: `a${attempt.n}`,
-        from,
-        to,
-        n: attempt.n,
-        className: failed ? "bar-failed" : "bar-do",
-        title: `attempt ${attempt.n}: ${formatDuration(to - from)}${attempt.error ? ` · ${attempt.error.message}` : ""}`,
-      });
-      const gapEnd = next ? Date.parse(next.startedAt) : step.state === "waiting" ? now : undefined;
-      if (attempt.endedAt && gapEnd !== undefined && gapEnd > to) {
-        bars.push({
-          key: `b${attempt.n}`,
-          from: to,
-          to: gapEnd,
-          className: "bar-backoff",
-          title: `back-off ${formatDuration(gapEnd - to)}`,
-        });
-      }
-    });
-  } else if (span) {
-    bars.push({
-      key: "span",
-      from: span[0],
-      to: span[1],
-      className: step.state === "failed" ? "bar-failed" : `bar-${kind}`,
-      title: `${KIND_LABEL[step.kind] ?? step.kind}: ${formatDuration(span[1] - span[0])}`,
-    });
-  }
+  const bars = barsOf(step, now);
   const duration = span ? span[1] - span[0] : undefined;
   return (
     <li

@@ -1,15 +1,16 @@
 // One task as the agent last heard of it: tool, id, arguments, a status that tells the truth (an `isError` result
 // is a failure, with whether the tool or the protocol failed), duration, retries, status message, progress, its
-// questions, its outcome, and its actions with a line of help each; stale while the page's agent reconnects.
-// `full` on the task's own page (no link to it).
-import { useEffect, useState } from "react";
-import { errorText, FINAL_STATUSES, progressOf } from "../../shared/mcp.ts";
+// questions, its outcome, and its actions with a line of help each (components/TaskActions.tsx); stale while the
+// page's agent reconnects. `full` on the task's own page (no link to it).
+import { FINAL_STATUSES, progressOf } from "../../shared/mcp.ts";
 import { durationOf, formatDuration, outcomeOf, retriesOfSnapshot, type Outcome } from "../../shared/outcome.ts";
 import type { TaskView } from "../../shared/watcher-state.ts";
 import { taskPath, type Go } from "../routes.ts";
+import { useNow } from "../use-now.ts";
 import { useWatcherState } from "../watcher.ts";
 import { Link } from "./Link.tsx";
 import { InputRequests } from "./Questions.tsx";
+import { TaskActions } from "./TaskActions.tsx";
 import { TaskOutcome } from "./TaskOutcome.tsx";
 
 function statusLabel(view: TaskView, outcome: Outcome): string {
@@ -18,42 +19,14 @@ function statusLabel(view: TaskView, outcome: Outcome): string {
   return outcome.state.replace("_", " ");
 }
 
-/** Re-renders every `ms` while `live`: a running task's duration counts up. */
-export function useNow(live: boolean, ms = 1000): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (!live) return;
-    const timer = setInterval(() => setNow(Date.now()), ms);
-    return () => clearInterval(timer);
-  }, [live, ms]);
-  return now;
-}
-
 export function TaskCard({ view, go, full }: { view: TaskView; go: Go; full?: boolean }) {
   const { record, snapshot } = view;
   const { online, call } = useWatcherState();
-  const [problem, setProblem] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
   const status = snapshot?.status;
   const final = status !== undefined && FINAL_STATUSES.has(status);
   const outcome = outcomeOf(snapshot);
   const progress = snapshot && !final ? progressOf(snapshot) : undefined;
-  const now = useNow(!final && online);
-  const duration = durationOf(snapshot, now);
-  const retries = retriesOfSnapshot(snapshot);
   const stale = !online && !final;
-
-  const cancel = async () => {
-    setBusy(true);
-    setProblem(undefined);
-    try {
-      await call("cancel", [record.taskId]);
-    } catch (error) {
-      setProblem(`Cancelling failed: ${errorText(error)}. Try again.`);
-    } finally {
-      setBusy(false);
-    }
-  };
 
   return (
     <article
@@ -79,20 +52,7 @@ export function TaskCard({ view, go, full }: { view: TaskView; go: Go; full?: bo
           </Link>
         )}
       </div>
-      <div className="task-facts small">
-        {duration !== undefined && (
-          <span data-testid="task-duration">
-            {final ? "took" : "running for"} {formatDuration(duration)}
-          </span>
-        )}
-        {retries.length > 0 && <span data-testid="task-retries">{retries.join(", ")}</span>}
-        <span className="muted">
-          started {new Date(record.startedAt).toLocaleTimeString()} · <code className="id">{record.taskId}</code>
-        </span>
-      </div>
-      <div className="muted small args">
-        <code>{JSON.stringify(record.arguments)}</code>
-      </div>
+      <TaskFacts view={view} final={final} live={!final && online} />
       {stale && (
         <p className="warning small" data-testid="task-stale">
           Not live: the page's agent is reconnecting. This is the last state it reported.
@@ -121,33 +81,33 @@ export function TaskCard({ view, go, full }: { view: TaskView; go: Go; full?: bo
         <InputRequests taskId={record.taskId} requests={snapshot.inputRequests} />
       )}
       {final && snapshot && <TaskOutcome snapshot={snapshot} record={record} />}
-      {!final && !view.gone && (
-        <div className="action">
-          <button
-            type="button"
-            className="danger"
-            onClick={() => void cancel()}
-            disabled={busy || record.cancelRequested || stale}
-            data-testid="cancel"
-          >
-            {record.cancelRequested ? "Cancellation requested" : "Cancel task"}
-          </button>
-          <span className="muted small">
-            {stale
-              ? "Available again once the agent is back."
-              : "Stops the task at its next step; steps already done stay done."}
-          </span>
-        </div>
-      )}
-      {final && (
-        <div className="action">
-          <button type="button" className="link" onClick={() => void call("remove", [record.taskId])}>
-            Remove from this list
-          </button>
-          <span className="muted small">Forgets it on this page; the server keeps it until its TTL.</span>
-        </div>
-      )}
-      {problem && <p className="error">{problem}</p>}
+      <TaskActions record={record} final={final} gone={!!view.gone} stale={stale} />
     </article>
+  );
+}
+
+/** How long the task ran (counting while `live`), which steps were retried, when it started, its arguments. */
+function TaskFacts({ view, final, live }: { view: TaskView; final: boolean; live: boolean }) {
+  const { record, snapshot } = view;
+  const now = useNow(live);
+  const duration = durationOf(snapshot, now);
+  const retries = retriesOfSnapshot(snapshot);
+  return (
+    <>
+      <div className="task-facts small">
+        {duration !== undefined && (
+          <span data-testid="task-duration">
+            {final ? "took" : "running for"} {formatDuration(duration)}
+          </span>
+        )}
+        {retries.length > 0 && <span data-testid="task-retries">{retries.join(", ")}</span>}
+        <span className="muted">
+          started {new Date(record.startedAt).toLocaleTimeString()} · <code className="id">{record.taskId}</code>
+        </span>
+      </div>
+      <div className="muted small args">
+        <code>{JSON.stringify(record.arguments)}</code>
+      </div>
+    </>
   );
 }
