@@ -1,5 +1,8 @@
 // The demo's structure, checked in its lint (issue 16): small parts, imports that point one way, one MCP client.
-// - No source file of src/, shared/ or agent/ is over MAX_LINES lines.
+// - No source file of src/, shared/ or agent/ is over MAX_LINES lines; no React component (a top-level function
+//   of a .tsx file named with a capital) over MAX_COMPONENT_LINES: split it along its seams.
+// - No top-level `let` in the page (src/): a module-level variable is state shared by every render and every
+//   session; the page's state lives in React (state, context, a store made per session).
 // - shared/ imports nothing from src/ or agent/; agent/ nothing from src/ (the page); src/ nothing from agent/
 //   (the page reaches its agent over the WebSocket, never by importing it).
 // - No file frames MCP requests by hand: the MCP headers are the raw client's (durable-mcp-server/testing/mcp-client).
@@ -10,6 +13,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const MAX_LINES = 400;
+const MAX_COMPONENT_LINES = 100;
 const root = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), ".."));
 const folders = ["src", "shared", "agent"];
 /** Which folders each folder may import from (besides itself and packages). */
@@ -32,6 +36,21 @@ function sources(dir) {
   return found;
 }
 
+/** The top-level components of a formatted .tsx file: from `function Name(` at the start of a line to its `}`. */
+function componentsOf(text) {
+  const found = [];
+  let open;
+  text.split("\n").forEach((line, index) => {
+    const start = /^(?:export\s+)?(?:default\s+)?function\s+([A-Z]\w*)/.exec(line);
+    if (start) open = { name: start[1], from: index };
+    else if (open && line === "}") {
+      found.push({ name: open.name, lines: index - open.from + 1 });
+      open = undefined;
+    }
+  });
+  return found;
+}
+
 const problems = [];
 let sdkClientImported = false;
 for (const folder of folders) {
@@ -40,6 +59,18 @@ for (const folder of folders) {
     const text = readFileSync(file, "utf8");
     const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
     if (lines > MAX_LINES) problems.push(`${name}: ${lines} lines (at most ${MAX_LINES}: split it)`);
+    if (name.endsWith(".tsx")) {
+      for (const component of componentsOf(text)) {
+        if (component.lines > MAX_COMPONENT_LINES) {
+          problems.push(
+            `${name}: component ${component.name} is ${component.lines} lines (at most ${MAX_COMPONENT_LINES}: split it)`,
+          );
+        }
+      }
+    }
+    if (folder === "src" && /^(export\s+)?let\s/m.test(text)) {
+      problems.push(`${name}: a module-level \`let\` (keep the page's state in React or a per-session store)`);
+    }
     if (handFramed.test(text)) {
       problems.push(`${name}: frames MCP requests by hand (send them with durable-mcp-server/testing/mcp-client)`);
     }

@@ -1,6 +1,6 @@
 // What a task's snapshot means for a person: its state (a `completed` task whose result has `isError` failed), the
 // kind of failure, how long it ran, and which steps were retried. Plain functions, shared by the page's cards and
-// the run view, unit-tested in test/outcome.test.ts.
+// the run view, unit-tested in test/unit/outcome.test.ts.
 import { FINAL_STATUSES, timelineOf, type TaskSnapshot, type TimelineStep } from "./mcp.ts";
 
 export type DisplayState = "working" | "input_required" | "completed" | "failed" | "cancelled" | "unknown";
