@@ -38,6 +38,12 @@ export type TaskEventName =
  * and error line, and the end of a task that failed or returned a tool error; a task that goes well writes nothing.
  * "task": plus the lifecycle (created, each run's start and stop, the end of every task) and input; "all": plus
  * every step's start and finish; "none": nothing.
+ * @example
+ * ```ts
+ * import type { TaskEventLevel } from "durable-mcp-server";
+ *
+ * const events: TaskEventLevel = "task";
+ * ```
  */
 export type TaskEventLevel = "all" | "task" | "problems" | "none";
 

@@ -13,6 +13,17 @@ import {
  * (`retryable`), what to do instead (`recoveryHint`), which argument was at fault (`param`), and what already
  * succeeded (`partial`). Facade tools, task results and handlers all speak it, so a model can repair a failure in
  * one round trip.
+ * @example
+ * ```ts
+ * import type { ErrorEnvelope } from "durable-mcp-server";
+ *
+ * const envelope: ErrorEnvelope = {
+ *   code: "input_timeout",
+ *   message: "nobody answered",
+ *   retryable: true,
+ *   recoveryHint: "Call the tool again when someone can answer.",
+ * };
+ * ```
  */
 export interface ErrorEnvelope {
   code: ErrorEnvelopeCode | (string & {});
@@ -24,7 +35,15 @@ export interface ErrorEnvelope {
   details?: Record<string, unknown>;
 }
 
-/** The documented codes (see docs/errors.md). Handlers may use their own codes too. */
+/**
+ * The documented codes (see docs/errors.md). Handlers may use their own codes too.
+ * @example
+ * ```ts
+ * import type { ErrorEnvelopeCode } from "durable-mcp-server";
+ *
+ * const code: ErrorEnvelopeCode = "invalid_param";
+ * ```
+ */
 export type ErrorEnvelopeCode =
   | "unknown_task"
   | "expired"
@@ -49,10 +68,32 @@ export type ErrorEnvelopeCode =
   | "too_long"
   | "upload_incomplete";
 
-/** Thrown by a task handler (or a tool) to end with this envelope, intact, as an `isError` result. */
+/**
+ * Thrown by a task handler (or a tool) to end with this envelope, intact, as an `isError` result.
+ * @example
+ * ```ts
+ * import { RepairableError } from "durable-mcp-server";
+ *
+ * function checkRegion(region: string) {
+ *   if (region.length === 0) {
+ *     throw new RepairableError({
+ *       code: "invalid_param",
+ *       message: "region is empty",
+ *       retryable: false,
+ *       recoveryHint: "Pass a region such as emea.",
+ *       param: "region",
+ *     });
+ *   }
+ * }
+ * ```
+ */
 export class RepairableError extends Error {
   override readonly name = "RepairableError";
   readonly envelope: ErrorEnvelope;
+  /**
+   * Wraps the envelope; the error's message is the envelope's.
+   * @param envelope - The envelope the result carries, as given.
+   */
   constructor(envelope: Omit<ErrorEnvelope, "message"> & { message: string }) {
     super(envelope.message);
     this.envelope = { ...envelope };

@@ -6,7 +6,15 @@ import { objectKey } from "./file-runner.js";
 import type { FileRecord } from "./file-store.js";
 import { UrlSigner } from "./signed-urls.js";
 
-/** What a model, a page or a task sees of a file: metadata only, never bytes. */
+/**
+ * What a model, a page or a task sees of a file: metadata only, never bytes.
+ * @example
+ * ```ts
+ * import type { FileView } from "durable-mcp-server";
+ *
+ * const ready = (file: FileView) => file.state === "ready" && file.sha256 !== null;
+ * ```
+ */
 export interface FileView {
   handle: string;
   name: string;

@@ -41,15 +41,56 @@ import { routeWebhookRequest } from "./webhook-routes.js";
 /**
  * Who is calling. Tasks are bound to `principal`; `authInfo` reaches tools as `ctx.http.authInfo` (when absent,
  * tools see `{ token: "", clientId: principal, scopes: [] }`).
+ * @example
+ * ```ts
+ * import type { Caller } from "durable-mcp-server";
+ *
+ * const caller: Caller = { principal: "user:42" };
+ * ```
  */
 export interface Caller {
   principal: string;
   authInfo?: AuthInfo;
 }
 
-/** Return a Caller, or a Response (a 401 with a challenge, say) to answer the request with instead. */
+/**
+ * Return a Caller, or a Response (a 401 with a challenge, say) to answer the request with instead.
+ * @example
+ * ```ts
+ * import type { Authenticate } from "durable-mcp-server";
+ *
+ * interface Env {
+ *   API_TOKEN: string;
+ * }
+ *
+ * const authenticate: Authenticate<Env> = (request, env) =>
+ *   request.headers.get("Authorization") === `Bearer ${env.API_TOKEN}`
+ *     ? { principal: "ops" }
+ *     : new Response("unauthorized", { status: 401, headers: { "WWW-Authenticate": "Bearer" } });
+ * ```
+ */
 export type Authenticate<Env> = (request: Request, env: Env) => Caller | Response | Promise<Caller | Response>;
 
+/**
+ * The second argument of `durableMcp`: where MCP is served, who may call, and the optional parts (files,
+ * webhooks, the task index).
+ * @example
+ * ```ts
+ * import { durableMcp, McpServer, type DurableMcpOptions } from "durable-mcp-server";
+ *
+ * interface Env {
+ *   TASK_RUNNER: DurableObjectNamespace;
+ * }
+ *
+ * const options: DurableMcpOptions<Env> = {
+ *   path: "/mcp",
+ *   allowedHosts: ["reports.example.workers.dev"],
+ *   authenticate: (request) => ({ principal: request.headers.get("X-User") ?? "anonymous" }),
+ *   events: "task",
+ * };
+ * const mcp = durableMcp((_env: Env) => new McpServer({ name: "reports", version: "1.0.0" }), options);
+ * ```
+ */
 export interface DurableMcpOptions<Env> {
   /** Name of the TaskRunner Durable Object binding in wrangler.jsonc. Default "TASK_RUNNER". */
   binding?: string;
@@ -107,6 +148,15 @@ export interface DurableMcpOptions<Env> {
   webhooks?: WebhooksOptions;
 }
 
+/**
+ * `durableMcp(…, { webhooks })`: where the signed URLs of `step.webhookUrl` are served.
+ * @example
+ * ```ts
+ * import type { WebhooksOptions } from "durable-mcp-server";
+ *
+ * const webhooks: WebhooksOptions = { path: "/hooks", publicUrl: "https://reports.example.com" };
+ * ```
+ */
 export interface WebhooksOptions {
   /**
    * Env binding of the secret (≥ 32 characters) that signs webhook URLs. Default "WEBHOOK_URL_SECRET"; naming the
@@ -119,6 +169,15 @@ export interface WebhooksOptions {
   publicUrl?: string;
 }
 
+/**
+ * `durableMcp(…, { files })`: files by handle, stored in R2 (docs/files.md).
+ * @example
+ * ```ts
+ * import type { FilesOptions } from "durable-mcp-server";
+ *
+ * const files: FilesOptions = { bucket: "FILES", maxSize: 100 * 1024 * 1024, ttl: "1 day" };
+ * ```
+ */
 export interface FilesOptions {
   /** FileRunner Durable Object binding. Default "FILE_RUNNER". */
   binding?: string;
@@ -144,9 +203,37 @@ export interface FilesOptions {
 /**
  * What `serve`/`fetch` use of the Worker's execution context: only `waitUntil` (to prepare TaskRunners after a reply),
  * so a framework's own context type (Hono's `c.executionCtx`) fits as well as the platform's `ExecutionContext`.
+ * @example
+ * ```ts
+ * import type { WaitUntil } from "durable-mcp-server";
+ *
+ * const ctx: WaitUntil = { waitUntil: (promise) => void promise.catch(() => {}) };
+ * ```
  */
 export type WaitUntil = Pick<ExecutionContext, "waitUntil">;
 
+/**
+ * What `durableMcp` returns: the Durable Object classes to export from the Worker, and the ways to serve requests
+ * and send events.
+ * @example
+ * ```ts
+ * import { durableMcp, McpServer, type DurableMcp } from "durable-mcp-server";
+ *
+ * interface Env {
+ *   TASK_RUNNER: DurableObjectNamespace;
+ * }
+ *
+ * const mcp: DurableMcp<Env> = durableMcp((_env: Env) => new McpServer({ name: "reports", version: "1.0.0" }));
+ *
+ * export const TaskRunner = mcp.TaskRunner;
+ * export default {
+ *   async fetch(request, env, ctx) {
+ *     if (new URL(request.url).pathname === "/health") return new Response("ok");
+ *     return mcp.fetch(request, env, ctx);
+ *   },
+ * } satisfies ExportedHandler<Env>;
+ * ```
+ */
 export interface DurableMcp<Env> {
   /** The TaskRunner Durable Object class: export it from the Worker under the `class_name` of its binding. */
   TaskRunner: TaskRunnerClass<Env>;
@@ -183,6 +270,27 @@ interface RequestBinding<Env> extends CallerContext {
 /**
  * Wires an author's server factory to Workers: the TaskRunner Durable Object class to export, a `fetch` that
  * serves MCP at `path`, and `serve` for mounting the endpoint by hand inside another router.
+ * @param createServer - Builds the McpServer for a request (and for each TaskRunner), given the Worker's `env`.
+ * @param options - Where MCP is served, who may call (`authenticate`, `allowedHosts`), files, webhooks, limits.
+ * @returns The Durable Object classes to export (`TaskRunner`, and `TaskIndex`/`FileRunner` when used), the Worker's
+ * `fetch`, `serve` for mounting by hand, and `sendEvent`.
+ * @throws Error - When `files.path` or `webhooks.path` does not start with "/" (its `fetch` and `serve` throw
+ * when `env` has no Durable Object binding named `options.binding`).
+ * @example
+ * ```ts
+ * import { durableMcp, McpServer } from "durable-mcp-server";
+ *
+ * interface Env {
+ *   TASK_RUNNER: DurableObjectNamespace;
+ * }
+ *
+ * const mcp = durableMcp((_env: Env) => new McpServer({ name: "reports", version: "1.0.0" }), {
+ *   allowedHosts: ["reports.example.workers.dev"],
+ * });
+ *
+ * export const TaskRunner = mcp.TaskRunner;
+ * export default { fetch: mcp.fetch } satisfies ExportedHandler<Env>;
+ * ```
  */
 export function durableMcp<Env>(
   createServer: (env: Env) => McpServer,

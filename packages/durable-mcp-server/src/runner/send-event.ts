@@ -3,19 +3,44 @@ import { isTaskIdShape } from "../ids.js";
 import { MAX_EVENT_PAYLOAD_BYTES, MAX_EVENT_TYPE_LENGTH } from "../limits.js";
 import type { RunnerClient } from "./runner-client.js";
 
-/** An event as the Worker's code sends it. */
+/**
+ * An event as the Worker's code sends it.
+ * @example
+ * ```ts
+ * import type { SendEventInput } from "durable-mcp-server";
+ *
+ * const event: SendEventInput = { type: "payment.settled", payload: { amount: 120 } };
+ * ```
+ */
 export interface SendEventInput {
   type: string;
   /** Any JSON value (default null). */
   payload?: unknown;
 }
 
+/**
+ * `mcp.sendEvent`'s options.
+ * @example
+ * ```ts
+ * import type { SendEventOptions } from "durable-mcp-server";
+ *
+ * const options: SendEventOptions = { principal: "user:42" };
+ * ```
+ */
 export interface SendEventOptions {
   /** Deliver only if the task belongs to this principal; another's task is refused as `unknown_task`. */
   principal?: string;
 }
 
-/** What a sent event did: a waiting step (`step`, its label) took it, or the task keeps it for a later wait. */
+/**
+ * What a sent event did: a waiting step (`step`, its label) took it, or the task keeps it for a later wait.
+ * @example
+ * ```ts
+ * import type { SendEventResult } from "durable-mcp-server";
+ *
+ * const describe = (result: SendEventResult) => (result.outcome === "delivered" ? `taken by ${result.step}` : "kept");
+ * ```
+ */
 export type SendEventResult = { outcome: "delivered"; step: string } | { outcome: "buffered" };
 
 /**

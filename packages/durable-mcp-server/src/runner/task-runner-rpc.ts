@@ -41,7 +41,16 @@ export interface UpdateOutcome {
   invalid?: { key: string; path: string; message: string };
 }
 
-/** The RPC surface of a TaskRunner. Every method is idempotent, which is what makes retrying it safe. */
+/**
+ * The RPC surface of a TaskRunner. Every method is idempotent, which is what makes retrying it safe.
+ * @example
+ * ```ts
+ * import type { TaskRunnerRpc } from "durable-mcp-server";
+ *
+ * type Methods = keyof TaskRunnerRpc;
+ * const read: Methods = "get";
+ * ```
+ */
 export interface TaskRunnerRpc {
   /**
    * Pre-creates this object for a task id not handed out yet (the router's pool, routing/runner-pool.ts): applies the
@@ -85,5 +94,14 @@ export interface TaskRunnerRpc {
   deliverWebhook(taskId: string, hook: { hookId: string; type: string; payload: string }): Promise<WebhookAnswer>;
 }
 
-/** The Durable Object class `defineTaskRunner` builds; export it from the Worker under its binding's class name. */
+/**
+ * The Durable Object class `defineTaskRunner` builds; export it from the Worker under its binding's class name.
+ * @example
+ * ```ts
+ * import { durableMcp, McpServer, type TaskRunnerClass } from "durable-mcp-server";
+ *
+ * const mcp = durableMcp(() => new McpServer({ name: "reports", version: "1.0.0" }));
+ * export const TaskRunner: TaskRunnerClass<unknown> = mcp.TaskRunner;
+ * ```
+ */
 export type TaskRunnerClass<Env> = new (ctx: DurableObjectState, env: Env) => DurableObject<Env> & TaskRunnerRpc;

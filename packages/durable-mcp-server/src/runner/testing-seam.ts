@@ -14,7 +14,17 @@ export const TESTING_SEAM = "__durableMcpTestingSeam";
 /** The env binding that turns the seam on; only a test config sets it (`miniflare.bindings`). */
 export const TESTING_BINDING = "DURABLE_MCP_TESTING";
 
-/** A mocked `step.do` outcome: the value it returns, or the failure it ends with (retries exhausted). */
+/**
+ * A mocked `step.do` outcome: the value it returns, or the failure it ends with (retries exhausted).
+ * @example
+ * ```ts
+ * import { testTasks, type InjectedOutcome } from "durable-mcp-server/testing";
+ *
+ * const upstreamDown: InjectedOutcome = { error: { message: "upstream timeout" } };
+ * const inject = { "fetch figures": upstreamDown };
+ * const task = await testTasks().start("build_report", { region: "emea" }, { inject });
+ * ```
+ */
 export type InjectedOutcome = { result: unknown } | { error: { name?: string; message: string } };
 
 export type TestingOp =

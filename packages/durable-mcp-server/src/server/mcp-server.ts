@@ -56,13 +56,56 @@ export interface LegacyTaskTool {
   hasBeforeStart: boolean;
 }
 
+/**
+ * What a task handler may return: a `CallToolResult` as is, a string or other JSON as text (an object also as
+ * `structuredContent`), or nothing.
+ * @example
+ * ```ts
+ * import type { TaskHandlerResult } from "durable-mcp-server";
+ *
+ * const asText: TaskHandlerResult = "done";
+ * const asToolResult: TaskHandlerResult = { content: [{ type: "text", text: "done" }] };
+ * const asStructured: TaskHandlerResult = { rows: 3 };
+ * ```
+ */
 export type TaskHandlerResult = CallToolResult | Record<string, unknown> | string | number | boolean | null | void;
 
+/**
+ * A task tool's body: called with the validated input and the durable `Step` API, replayed from its journal on
+ * every run; what it returns is the tool's result (TaskHandlerResult).
+ * @example
+ * ```ts
+ * import type { TaskHandler } from "durable-mcp-server";
+ * import * as z from "zod";
+ *
+ * const inputSchema = z.object({ to: z.string() });
+ * const sendReport: TaskHandler<typeof inputSchema> = async ({ to }, step) => {
+ *   const id = await step.do("send", async ({ idempotencyKey }) => `${to}:${idempotencyKey}`);
+ *   return `sent ${id}`;
+ * };
+ * ```
+ */
 export type TaskHandler<S extends StandardSchemaWithJSON> = (
   input: InferOutput<S>,
   step: Step,
 ) => Promise<TaskHandlerResult>;
 
+/**
+ * How a task tool is registered: the second argument of `server.registerTask(name, config, handler)`.
+ * @example
+ * ```ts
+ * import type { TaskConfig } from "durable-mcp-server";
+ * import * as z from "zod";
+ *
+ * const inputSchema = z.object({ region: z.string() });
+ * const config: TaskConfig<typeof inputSchema> = {
+ *   description: "Builds a report",
+ *   inputSchema,
+ *   ttl: "1 day",
+ *   fallback: "handle",
+ * };
+ * ```
+ */
 export interface TaskConfig<S extends StandardSchemaWithJSON> {
   title?: string;
   description?: string;
@@ -105,10 +148,25 @@ export interface TaskConfig<S extends StandardSchemaWithJSON> {
  * - "handle": start the task and return an ordinary CallToolResult carrying the task handle and what to do next
  *   (poll, answer, cancel through the facade tools);
  * - "wait": start the task and wait up to `waitFor` for it; return its result if it finished, else the handle.
+ * @example
+ * ```ts
+ * import type { FallbackPolicy } from "durable-mcp-server";
+ *
+ * const policy: FallbackPolicy = "handle";
+ * ```
  */
 export type FallbackPolicy = "refuse" | "handle" | "wait";
 
-/** Server-wide task settings, passed as `new McpServer(info, { tasks: { … } })`. */
+/**
+ * Server-wide task settings, passed as `new McpServer(info, { tasks: { … } })`.
+ * @example
+ * ```ts
+ * import { McpServer } from "durable-mcp-server";
+ *
+ * const tasks = { fallback: "wait", waitFor: "30 seconds" } as const;
+ * const server = new McpServer({ name: "reports", version: "1.0.0" }, { tasks });
+ * ```
+ */
 export interface TaskServerOptions {
   /** Default fallback policy of this server's task tools. Default "wait". */
   fallback?: FallbackPolicy;
@@ -118,6 +176,16 @@ export interface TaskServerOptions {
   facadePrefix?: string;
 }
 
+/**
+ * The options of `new McpServer(info, options)`: the SDK's server options plus `tasks`, the task settings.
+ * @example
+ * ```ts
+ * import { McpServer, type DurableMcpServerOptions } from "durable-mcp-server";
+ *
+ * const options: DurableMcpServerOptions = { tasks: { fallback: "wait", waitFor: "20 seconds" } };
+ * const server = new McpServer({ name: "reports", version: "1.0.0" }, options);
+ * ```
+ */
 export type DurableMcpServerOptions = McpServerOptions & { tasks?: TaskServerOptions };
 
 const DEFAULT_TTL_MS = 3_600_000;
@@ -137,6 +205,22 @@ const taskIdParams = z.object({ taskId: z.string() });
 /**
  * The SDK's McpServer plus durable tasks: `registerTask` tools run on a TaskRunner Durable Object each, and the
  * server answers `tasks/get`, `tasks/update` and `tasks/cancel`. Ordinary `registerTool` tools work as before.
+ * @example
+ * ```ts
+ * import { McpServer } from "durable-mcp-server";
+ * import * as z from "zod";
+ *
+ * const server = new McpServer({ name: "reports", version: "1.0.0" });
+ * server.registerTask(
+ *   "build_report",
+ *   { description: "Builds a report", inputSchema: z.object({ region: z.string() }) },
+ *   async ({ region }, step) => {
+ *     const rows = await step.do("fetch rows", async () => [region, "totals"]);
+ *     await step.sleep("cool down", "10 seconds");
+ *     return { content: [{ type: "text", text: rows.join("\n") }] };
+ *   },
+ * );
+ * ```
  */
 export class McpServer extends SdkMcpServer implements TaskRegistry {
   readonly #tasks = new Map<string, RegisteredTask>();
@@ -147,6 +231,11 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
   #fileToolsRegistered = false;
   #runtime: CallerContext | undefined;
 
+  /**
+   * Creates a server; task tools are added with `registerTask`.
+   * @param serverInfo - The server's name and version, as the SDK's `McpServer` takes them.
+   * @param input - The SDK's server options, plus `tasks` (TaskServerOptions) for the server-wide task settings.
+   */
   constructor(serverInfo: Implementation, { tasks, ...options }: DurableMcpServerOptions = {}) {
     super(serverInfo, {
       ...options,

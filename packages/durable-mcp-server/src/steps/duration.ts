@@ -1,4 +1,13 @@
-/** A duration as Cloudflare Workflows accepts it: milliseconds, or "<n> <unit>" such as "10 seconds" (or "50 ms"). */
+/**
+ * A duration as Cloudflare Workflows accepts it: milliseconds, or "<n> <unit>" such as "10 seconds" (or "50 ms").
+ * @example
+ * ```ts
+ * import type { Duration } from "durable-mcp-server";
+ *
+ * const short: Duration = 500;
+ * const long: Duration = "2 hours";
+ * ```
+ */
 export type Duration = number | `${number} ${DurationUnit}`;
 
 export type DurationUnit =

@@ -3,7 +3,18 @@ import { toMilliseconds, type Duration } from "./duration.js";
 
 export type { Backoff };
 
-/** Per-step configuration, shaped like Cloudflare Workflows' `WorkflowStepConfig`. */
+/**
+ * Per-step configuration, shaped like Cloudflare Workflows' `WorkflowStepConfig`.
+ * @example
+ * ```ts
+ * import type { StepConfig } from "durable-mcp-server";
+ *
+ * const config: StepConfig = {
+ *   retries: { limit: 5, delay: "1 second", backoff: "exponential" },
+ *   timeout: "30 seconds",
+ * };
+ * ```
+ */
 export interface StepConfig {
   retries?: { limit: number; delay: Duration; backoff?: Backoff };
   timeout?: Duration;

@@ -56,7 +56,16 @@ export function parseStepLabel(label: string): { name: string; occurrence: numbe
   return { name: label, occurrence: 1 };
 }
 
-/** One step as the timeline shows it (`tasks/get` with `_meta["durable-mcp-server/steps"]: true`). */
+/**
+ * One step as the timeline shows it (`tasks/get` with `_meta["durable-mcp-server/steps"]: true`).
+ * @example
+ * ```ts
+ * import type { StepTimelineEntry } from "durable-mcp-server";
+ *
+ * const waiting = (steps: StepTimelineEntry[]) =>
+ *   steps.filter((entry) => entry.state === "waiting").map((entry) => entry.name);
+ * ```
+ */
 export interface StepTimelineEntry {
   name: string;
   /** Which use of `name` this is (from 1; 0 for a patch marker). */
@@ -78,7 +87,15 @@ export interface StepTimelineEntry {
   resultBytes?: number | null;
 }
 
-/** One attempt of a `do` step: when it started and ended (null while it runs, or if it was interrupted). */
+/**
+ * One attempt of a `do` step: when it started and ended (null while it runs, or if it was interrupted).
+ * @example
+ * ```ts
+ * import type { AttemptHistoryEntry } from "durable-mcp-server";
+ *
+ * const failures = (history: AttemptHistoryEntry[]) => history.filter((entry) => entry.error).length;
+ * ```
+ */
 export interface AttemptHistoryEntry {
   n: number;
   startedAt: string;
@@ -86,7 +103,15 @@ export interface AttemptHistoryEntry {
   /** Why the attempt failed (the thrown error's name and message). */
   error?: { name: string; message: string };
 }
-/** running: an attempt started; waiting: a retry, sleep or input is pending; done / failed: final. */
+/**
+ * running: an attempt started; waiting: a retry, sleep or input is pending; done / failed: final.
+ * @example
+ * ```ts
+ * import type { StepState } from "durable-mcp-server/testing";
+ *
+ * const state: StepState = "waiting";
+ * ```
+ */
 export type StepState = "running" | "waiting" | "done" | "failed";
 /** A journaled result that starts with this is a reference to R2 (step-results.ts): the row holds the key, not the value; JSON text never starts with "@". */
 export const SPILLED_PREFIX = "@r2:";

@@ -1,7 +1,15 @@
 import type { Duration } from "./duration.js";
 import type { StepConfig } from "./retry-policy.js";
 
-/** Step results are stored as JSON: return plain data. */
+/**
+ * Step results are stored as JSON: return plain data.
+ * @example
+ * ```ts
+ * import type { Serializable } from "durable-mcp-server";
+ *
+ * const row: Serializable = { region: "emea", totals: [1, 2, 3], final: true };
+ * ```
+ */
 export type Serializable =
   | string
   | number
@@ -11,7 +19,20 @@ export type Serializable =
   | Serializable[]
   | { [key: string]: Serializable };
 
-/** What a `step.do` body receives. */
+/**
+ * What a `step.do` body receives.
+ * @example
+ * ```ts
+ * import type { Step, StepAttempt } from "durable-mcp-server";
+ *
+ * const send = async ({ attempt, idempotencyKey, signal }: StepAttempt) => {
+ *   const headers = { "Idempotency-Key": idempotencyKey };
+ *   const response = await fetch("https://mail.example.com/send", { method: "POST", headers, signal });
+ *   return { status: response.status, attempt };
+ * };
+ * const run = (step: Step) => step.do("send", send);
+ * ```
+ */
 export interface StepAttempt {
   /** 1 for the first attempt. */
   attempt: number;
@@ -21,25 +42,62 @@ export interface StepAttempt {
   idempotencyKey: string;
 }
 
-/** An elicitation (form mode), as in the MCP `elicitation/create` request. */
+/**
+ * An elicitation (form mode), as in the MCP `elicitation/create` request.
+ * @example
+ * ```ts
+ * import type { ElicitRequest } from "durable-mcp-server";
+ *
+ * const request: ElicitRequest = {
+ *   message: "Send the report?",
+ *   requestedSchema: { type: "object", properties: { send: { type: "boolean" } }, required: ["send"] },
+ * };
+ * ```
+ */
 export interface ElicitRequest {
   message: string;
   requestedSchema: Record<string, unknown>;
   [key: string]: unknown;
 }
 
+/**
+ * The client's answer to an elicitation, as in the MCP `elicitation/create` result.
+ * @example
+ * ```ts
+ * import type { ElicitResult } from "durable-mcp-server";
+ *
+ * const accepted = (result: ElicitResult) => result.action === "accept" && result.content?.["send"] === true;
+ * ```
+ */
 export interface ElicitResult {
   action: "accept" | "decline" | "cancel";
   content?: Record<string, unknown>;
   [key: string]: unknown;
 }
 
-/** Any request a task may put to the client while it waits in `input_required`. */
+/**
+ * Any request a task may put to the client while it waits in `input_required`.
+ * @example
+ * ```ts
+ * import type { InputRequest } from "durable-mcp-server";
+ *
+ * const request: InputRequest = { method: "roots/list", params: {} };
+ * ```
+ */
 export interface InputRequest {
   method: "elicitation/create" | "sampling/createMessage" | "roots/list";
   params: Record<string, unknown>;
 }
 
+/**
+ * Options of an input step (`step.elicit`, `step.requestInput`).
+ * @example
+ * ```ts
+ * import type { InputOptions } from "durable-mcp-server";
+ *
+ * const options: InputOptions = { timeout: "1 day" };
+ * ```
+ */
 export interface InputOptions {
   /** When no answer came by then, the step throws `InputTimeoutError` (on this run and every replay). */
   timeout?: Duration;
@@ -48,6 +106,17 @@ export interface InputOptions {
 /**
  * The durable step API a task handler is written with. A name may be used again: each use is its own step, keyed
  * by (name, occurrence), as in Cloudflare Workflows.
+ * @example
+ * ```ts
+ * import type { Step } from "durable-mcp-server";
+ *
+ * async function handler(step: Step) {
+ *   const order = await step.do("create order", async ({ idempotencyKey }) => ({ id: idempotencyKey }));
+ *   await step.sleep("settle", "10 minutes");
+ *   const event = await step.waitForEvent("paid", { type: "payment.settled", timeout: "1 day" });
+ *   return { order: order.id, paid: event.payload };
+ * }
+ * ```
  */
 export interface Step {
   do<T extends Serializable>(name: string, fn: (attempt: StepAttempt) => Promise<T> | T): Promise<T>;
@@ -89,7 +158,15 @@ export interface Step {
   status(message: string, options?: { progress?: number }): Promise<void>;
 }
 
-/** `step.waitForEvent`'s options. */
+/**
+ * `step.waitForEvent`'s options.
+ * @example
+ * ```ts
+ * import type { WaitForEventOptions } from "durable-mcp-server";
+ *
+ * const options: WaitForEventOptions = { type: "payment.settled", timeout: "2 days" };
+ * ```
+ */
 export interface WaitForEventOptions {
   /** The event type to wait for (1 to 100 characters). */
   type: string;
@@ -97,7 +174,15 @@ export interface WaitForEventOptions {
   timeout?: Duration;
 }
 
-/** An event as `step.waitForEvent` resolves it (the shape of Cloudflare Workflows'). */
+/**
+ * An event as `step.waitForEvent` resolves it (the shape of Cloudflare Workflows').
+ * @example
+ * ```ts
+ * import type { TaskEvent } from "durable-mcp-server";
+ *
+ * const amountOf = (event: TaskEvent<{ amount: number }>) => event.payload.amount;
+ * ```
+ */
 export interface TaskEvent<T = Serializable> {
   type: string;
   payload: T;
@@ -105,7 +190,16 @@ export interface TaskEvent<T = Serializable> {
   timestamp: Date;
 }
 
-/** `step.webhookUrl`'s options. */
+/**
+ * `step.webhookUrl`'s options.
+ * @example
+ * ```ts
+ * import type { Step, WebhookUrlOptions } from "durable-mcp-server";
+ *
+ * const options: WebhookUrlOptions = { type: "payment.settled", expiresIn: "1 day" };
+ * const callbackUrl = (step: Step) => step.webhookUrl("payment hook", options);
+ * ```
+ */
 export interface WebhookUrlOptions {
   /** The type of the event a POST to the URL delivers. */
   type: string;
@@ -116,7 +210,15 @@ export interface WebhookUrlOptions {
 // The types of `step.files`. The engine only hands `step.files` out: the host builds it (files/task-files.ts), given
 // a way to journal an artifact write as a step, so steps/ depends on nothing of files/.
 
-/** A file as a task's journal keeps it: plain JSON, so it replays like any step result. */
+/**
+ * A file as a task's journal keeps it: plain JSON, so it replays like any step result.
+ * @example
+ * ```ts
+ * import type { FileRef } from "durable-mcp-server";
+ *
+ * const describe = (file: FileRef) => `${file.name} (${file.size} bytes, sha256 ${file.sha256})`;
+ * ```
+ */
 export type FileRef = {
   handle: string;
   name: string;
@@ -127,15 +229,45 @@ export type FileRef = {
   uri: string;
 };
 
-/** An input file a handler reads. Bytes are streamed from R2, never journaled. */
+/**
+ * An input file a handler reads. Bytes are streamed from R2, never journaled.
+ * @example
+ * ```ts
+ * import type { Step } from "durable-mcp-server";
+ *
+ * async function countLines(step: Step, handle: string) {
+ *   const file = await step.files.open(handle, { param: "file" });
+ *   return (await file.text()).split("\n").length;
+ * }
+ * ```
+ */
 export interface InputFile extends FileRef {
   stream(): Promise<ReadableStream<Uint8Array>>;
   bytes(): Promise<Uint8Array>;
   text(): Promise<string>;
 }
 
+/**
+ * The bytes of a file a task writes: text, bytes, or a stream.
+ * @example
+ * ```ts
+ * import type { ArtifactBody } from "durable-mcp-server";
+ *
+ * const body: ArtifactBody = new TextEncoder().encode("a,b\n1,2\n");
+ * ```
+ */
 export type ArtifactBody = string | Uint8Array | ArrayBuffer | ReadableStream<Uint8Array>;
 
+/**
+ * A file a task writes with `step.files.write`: its name, type and body (or a function that makes it, called
+ * only when the step runs).
+ * @example
+ * ```ts
+ * import type { ArtifactSpec } from "durable-mcp-server";
+ *
+ * const spec: ArtifactSpec = { name: "report.csv", mimeType: "text/csv", body: () => "a,b\n1,2\n" };
+ * ```
+ */
 export interface ArtifactSpec {
   name: string;
   mimeType?: string;
@@ -143,7 +275,19 @@ export interface ArtifactSpec {
   body: ArtifactBody | (() => ArtifactBody | Promise<ArtifactBody>);
 }
 
-/** `step.files`: files in and out of a task handler. */
+/**
+ * `step.files`: files in and out of a task handler.
+ * @example
+ * ```ts
+ * import type { Step } from "durable-mcp-server";
+ *
+ * async function convert(step: Step, handle: string) {
+ *   const input = await step.files.open(handle);
+ *   const text = await input.text();
+ *   return step.files.write("write upper", { name: "upper.txt", mimeType: "text/plain", body: text.toUpperCase() });
+ * }
+ * ```
+ */
 export interface TaskFiles {
   /**
    * Opens a file the task's caller uploaded. Throws a RepairableError (`unknown_file`, `file_not_ready`) the task

@@ -8,13 +8,67 @@
 // Portable: no Workers or Node types and no imports, so that it runs in Node (the over-the-wire suites, the bench,
 // loaded by Node's type stripping) and inside workerd (`fetch: (input, init) => exports.default.fetch(input, init)`).
 
+/**
+ * The MCP protocol revision this client speaks.
+ * @example
+ * ```ts
+ * import { PROTOCOL_VERSION } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const headers = { "MCP-Protocol-Version": PROTOCOL_VERSION };
+ * ```
+ */
 export const PROTOCOL_VERSION = "2026-07-28";
+/**
+ * The id of the Tasks extension, as a client declares it.
+ * @example
+ * ```ts
+ * import { TASKS } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const capabilities = { extensions: { [TASKS]: {} } };
+ * ```
+ */
 export const TASKS = "io.modelcontextprotocol/tasks";
+/**
+ * The `_meta` key a `subscriptions/listen` stream tags its notifications with.
+ * @example
+ * ```ts
+ * import { SUBSCRIPTION_ID } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const subscriptionOf = (meta: Record<string, unknown>) => meta[SUBSCRIPTION_ID];
+ * ```
+ */
 export const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
+/**
+ * A JSON value.
+ * @example
+ * ```ts
+ * import type { Json } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const value: Json = { rows: [1, 2], done: true, note: null };
+ * ```
+ */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+/**
+ * A JSON object.
+ * @example
+ * ```ts
+ * import type { JsonObject } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const params: JsonObject = { name: "build_report", arguments: { region: "emea" } };
+ * ```
+ */
 export type JsonObject = { [key: string]: Json };
 
+/**
+ * A JSON-RPC message: a request, a notification, a result or an error.
+ * @example
+ * ```ts
+ * import type { JsonRpcMessage } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const message: JsonRpcMessage = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} };
+ * ```
+ */
 export interface JsonRpcMessage {
   jsonrpc: "2.0";
   id?: string | number | null;
@@ -24,15 +78,51 @@ export interface JsonRpcMessage {
   error?: { code: number; message: string; data?: Json };
 }
 
+/**
+ * Who the client says it is (the `clientInfo` of its envelope).
+ * @example
+ * ```ts
+ * import { McpHttpClient, type ClientInfo } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const clientInfo: ClientInfo = { name: "my-suite", version: "1.0.0" };
+ * const client = new McpHttpClient("http://localhost:8787/mcp", { clientInfo });
+ * ```
+ */
 export interface ClientInfo {
   name: string;
   version: string;
 }
 
+/**
+ * A task's status.
+ * @example
+ * ```ts
+ * import type { TaskStatus } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const status: TaskStatus = "input_required";
+ * ```
+ */
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+/**
+ * The statuses a task never leaves.
+ * @example
+ * ```ts
+ * import { FINAL, type Task } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const finished = (task: Task) => FINAL.has(task.status);
+ * ```
+ */
 export const FINAL: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
 
-/** A tool result as a task carries it. */
+/**
+ * A tool result as a task carries it.
+ * @example
+ * ```ts
+ * import type { TaskResult } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const textOf = (result: TaskResult) => result.content?.map((block) => block.text ?? "").join("") ?? "";
+ * ```
+ */
 export interface TaskResult {
   content?: Array<{ type: string; text?: string; [key: string]: unknown }>;
   structuredContent?: unknown;
@@ -40,7 +130,15 @@ export interface TaskResult {
   [key: string]: unknown;
 }
 
-/** A task as tasks/get, a CreateTaskResult or a `notifications/tasks` shows it. */
+/**
+ * A task as tasks/get, a CreateTaskResult or a `notifications/tasks` shows it.
+ * @example
+ * ```ts
+ * import type { Task } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const answerable = (task: Task) => task.status === "input_required" && Object.keys(task.inputRequests ?? {});
+ * ```
+ */
 export interface Task {
   taskId: string;
   status: TaskStatus;
@@ -53,14 +151,40 @@ export interface Task {
   _meta?: JsonObject;
 }
 
+/**
+ * Resolves after `ms` milliseconds.
+ * @param ms - How long to wait, in milliseconds.
+ * @example
+ * ```ts
+ * import { sleep } from "durable-mcp-server/testing/mcp-client";
+ *
+ * await sleep(100);
+ * ```
+ */
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
-/** Who the harness says it is unless a suite names itself. */
+/**
+ * Who the harness says it is unless a suite names itself.
+ * @example
+ * ```ts
+ * import { HARNESS_CLIENT_INFO } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const name = HARNESS_CLIENT_INFO.name;
+ * ```
+ */
 export const HARNESS_CLIENT_INFO: ClientInfo = { name: "durable-mcp-test-harness", version: "1.0.0" };
 
 /**
  * The per-request `_meta` envelope of 2026-07-28. It declares the Tasks extension and form elicitation unless
  * `tasks: false`, which declares no capabilities at all.
+ * @param options - `clientInfo` to name the client, `tasks: false` to declare no capabilities.
+ * @returns The `_meta` object to send as a request's `params._meta`.
+ * @example
+ * ```ts
+ * import { envelope } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const params = { name: "build_report", arguments: { region: "emea" }, _meta: envelope({ tasks: false }) };
+ * ```
  */
 export function envelope(options: { clientInfo?: ClientInfo; tasks?: boolean } = {}): JsonObject {
   const { name, version } = options.clientInfo ?? HARNESS_CLIENT_INFO;
@@ -72,7 +196,18 @@ export function envelope(options: { clientInfo?: ClientInfo; tasks?: boolean } =
   };
 }
 
-/** The standard 2026 headers for a request: version, method, and Mcp-Name where the method has one. */
+/**
+ * The standard 2026 headers for a request: version, method, and Mcp-Name where the method has one.
+ * @param method - The JSON-RPC method.
+ * @param params - Its params (the `Mcp-Name` header is read from them).
+ * @returns The headers to send with the request.
+ * @example
+ * ```ts
+ * import { requestHeaders } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const headers = requestHeaders("tools/call", { name: "build_report", arguments: {} });
+ * ```
+ */
 export function requestHeaders(method: string, params: JsonObject | undefined): Record<string, string> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
@@ -85,7 +220,19 @@ export function requestHeaders(method: string, params: JsonObject | undefined): 
   return headers;
 }
 
-/** Reads every `data:` frame of an SSE body as a JSON-RPC message (comment/keepalive frames are skipped). */
+/**
+ * Reads every `data:` frame of an SSE body as a JSON-RPC message (comment/keepalive frames are skipped).
+ * @param body - A `text/event-stream` response body.
+ * @returns The messages, in order, until the stream ends.
+ * @throws SyntaxError - When a `data:` frame is not JSON.
+ * @example
+ * ```ts
+ * import { sseMessages } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const response = await fetch("http://localhost:8787/mcp", { method: "POST", body: "{}" });
+ * if (response.body) for await (const message of sseMessages(response.body)) console.log(message.method ?? message.id);
+ * ```
+ */
 export async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGenerator<JsonRpcMessage> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
@@ -113,11 +260,29 @@ export async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGener
   }
 }
 
-/** A JSON-RPC error answer: the server understood the request and refused it. */
+/**
+ * A JSON-RPC error answer: the server understood the request and refused it.
+ * @example
+ * ```ts
+ * import { McpHttpClient, RpcError } from "durable-mcp-server/testing/mcp-client";
+ *
+ * try {
+ *   await new McpHttpClient("http://localhost:8787/mcp").call("tools/call", { name: "missing", arguments: {} });
+ * } catch (error) {
+ *   if (error instanceof RpcError) console.log(error.method, error.httpStatus, error.error);
+ * }
+ * ```
+ */
 export class RpcError extends Error {
   readonly method: string;
   readonly httpStatus: number;
   readonly error: JsonRpcMessage["error"] | JsonRpcMessage;
+  /**
+   * Built by the client from an error answer.
+   * @param method - The request's method.
+   * @param httpStatus - The HTTP status the answer came with.
+   * @param error - The JSON-RPC error (or the whole message when it had none).
+   */
   constructor(method: string, httpStatus: number, error: JsonRpcMessage["error"] | JsonRpcMessage) {
     super(`${method} failed (HTTP ${httpStatus}): ${JSON.stringify(error)}`);
     this.method = method;
@@ -126,13 +291,47 @@ export class RpcError extends Error {
   }
 }
 
-/** The server could not be reached or gave no usable answer (refused, reset, 5xx, timeout): a retry may work. */
+/**
+ * The server could not be reached or gave no usable answer (refused, reset, 5xx, timeout): a retry may work.
+ * @example
+ * ```ts
+ * import { McpHttpClient, TransportError } from "durable-mcp-server/testing/mcp-client";
+ *
+ * try {
+ *   await new McpHttpClient("http://localhost:1/mcp", { timeoutMs: 1_000 }).call("tools/list");
+ * } catch (error) {
+ *   if (error instanceof TransportError) console.log("server down, retry later");
+ * }
+ * ```
+ */
 export class TransportError extends Error {}
 
-/** The fetch the client sends with: the global one unless given (e.g. the Worker's own default export in a test). */
+/**
+ * The fetch the client sends with: the global one unless given (e.g. the Worker's own default export in a test).
+ * @example
+ * ```ts
+ * import { McpHttpClient, type FetchLike } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const logged: FetchLike = (input, init) => {
+ *   console.log(init.method, input);
+ *   return fetch(input, init);
+ * };
+ * const client = new McpHttpClient("http://localhost:8787/mcp", { fetch: logged });
+ * ```
+ */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
-/** One request as sent and the HTTP status it got back; the body is the caller's to read. */
+/**
+ * One request as sent and the HTTP status it got back; the body is the caller's to read.
+ * @example
+ * ```ts
+ * import { McpHttpClient, type Exchange } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const exchanges: Exchange[] = [];
+ * const onExchange = (exchange: Exchange) => exchanges.push(exchange);
+ * const client = new McpHttpClient("http://localhost:8787/mcp", { onExchange });
+ * ```
+ */
 export interface Exchange {
   method: string;
   id: string | number;
@@ -140,6 +339,16 @@ export interface Exchange {
   httpStatus: number;
 }
 
+/**
+ * `new McpHttpClient(url, options)`'s options.
+ * @example
+ * ```ts
+ * import { McpHttpClient, type McpHttpClientOptions } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const options: McpHttpClientOptions = { headers: { Authorization: "Bearer token" }, timeoutMs: 30_000 };
+ * const client = new McpHttpClient("http://localhost:8787/mcp", options);
+ * ```
+ */
 export interface McpHttpClientOptions {
   clientInfo?: ClientInfo;
   /** Bounds every request but `listenTasks`, reading the reply included. */
@@ -151,6 +360,16 @@ export interface McpHttpClientOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * Options of one request: extra headers, the JSON-RPC id, an abort signal.
+ * @example
+ * ```ts
+ * import { McpHttpClient, type RequestOptions } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const options: RequestOptions = { id: "call-1", signal: AbortSignal.timeout(5_000) };
+ * const tools = await new McpHttpClient("http://localhost:8787/mcp").call("tools/list", {}, options);
+ * ```
+ */
 export interface RequestOptions {
   /** The JSON-RPC id; one from a process-wide counter unless given. */
   id?: string | number;
@@ -159,6 +378,17 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * A JSON-RPC answer as `rpc` reads it: the HTTP status, the response, and the messages that came before it on
+ * the same stream.
+ * @example
+ * ```ts
+ * import { McpHttpClient, type RpcAnswer } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const answer: RpcAnswer = await new McpHttpClient("http://localhost:8787/mcp").rpc("tools/list", {});
+ * const ok = answer.httpStatus === 200 && answer.response.error === undefined;
+ * ```
+ */
 export interface RpcAnswer {
   httpStatus: number;
   /** The JSON-RPC response carrying the request's id. */
@@ -194,6 +424,14 @@ async function readReply(method: string, id: string | number, res: Response): Pr
  * also reads the JSON-RPC answer, both sending `params` exactly as given; `call` and the task calls add this
  * client's envelope as `params._meta` (unless the params carry their own) and return the result, throwing
  * RpcError for an error answer and TransportError when no usable answer came.
+ * @example
+ * ```ts
+ * import { McpHttpClient } from "durable-mcp-server/testing/mcp-client";
+ *
+ * const client = new McpHttpClient("http://localhost:8787/mcp");
+ * const task = await client.startTask("build_report", { region: "emea" });
+ * const done = await client.pollTask(task.taskId, (each) => each.status === "completed");
+ * ```
  */
 export class McpHttpClient {
   readonly url: string;
@@ -203,6 +441,11 @@ export class McpHttpClient {
   readonly #onExchange: ((exchange: Exchange) => void) | undefined;
   readonly #headers: Record<string, string>;
 
+  /**
+   * A client for the endpoint at `url`.
+   * @param url - The MCP endpoint.
+   * @param options - Headers, client info, the fetch to send with, a timeout, an exchange observer.
+   */
   constructor(url: string, options: McpHttpClientOptions = {}) {
     this.url = url;
     this.clientInfo = options.clientInfo ?? HARNESS_CLIENT_INFO;

@@ -33,6 +33,16 @@ import {
 
 export type { InjectedOutcome, StepState, StepTimelineEntry };
 
+/**
+ * `testTasks`' options: where the Worker's MCP endpoint is and how to reach it, who calls, how long to wait.
+ * @example
+ * ```ts
+ * import { testTasks, type TestTasksOptions } from "durable-mcp-server/testing";
+ *
+ * const options: TestTasksOptions = { principal: "user:42", url: "http://localhost/mcp", timeoutMs: 10_000 };
+ * const tasks = testTasks(options);
+ * ```
+ */
 export interface TestTasksOptions {
   /** The MCP endpoint (default `http://localhost/mcp`: a loopback Host, which a Worker without `authenticate` serves). */
   url?: string;
@@ -50,6 +60,16 @@ export interface TestTasksOptions {
   timeoutMs?: number;
 }
 
+/**
+ * `kit.start`'s options: the client capabilities to declare, and step outcomes to inject by step name.
+ * @example
+ * ```ts
+ * import { testTasks, type StartOptions } from "durable-mcp-server/testing";
+ *
+ * const options: StartOptions = { inject: { "fetch figures": { result: { revenue: 1000 } } } };
+ * const task = await testTasks().start("build_report", { region: "emea" }, options);
+ * ```
+ */
 export interface StartOptions {
   /**
    * Step outcomes journaled before the task's first run, by step label (`name`, or `name#n` for use n of a repeated
@@ -68,11 +88,28 @@ export interface StartOptions {
 /** What a kit call declares by default: a client that can answer every kind of question. */
 const EVERY_KIND_OF_QUESTION: JsonObject = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
 
-/** A misuse of the kit or a task that did not do what the test asked; the message says which and why. */
+/**
+ * A misuse of the kit or a task that did not do what the test asked; the message says which and why.
+ * @example
+ * ```ts
+ * import { TaskKitError, testTasks } from "durable-mcp-server/testing";
+ *
+ * try {
+ *   await (await testTasks().start("build_report", { region: "emea" })).waitFor("completed", { timeoutMs: 1_000 });
+ * } catch (error) {
+ *   if (error instanceof TaskKitError) console.log(error.message, error.result);
+ * }
+ * ```
+ */
 export class TaskKitError extends Error {
   override name = "TaskKitError";
   /** The tool result a refused `start` got back, e.g. the invalid-arguments error. */
   readonly result?: JsonObject;
+  /**
+   * Built by the kit.
+   * @param message - What went wrong and why.
+   * @param options - The `cause`, and the tool `result` a failed start returned.
+   */
   constructor(message: string, options: { cause?: unknown; result?: JsonObject } = {}) {
     super(message, { cause: options.cause });
     if (options.result) this.result = options.result;
@@ -83,16 +120,50 @@ const DEFAULT_URL = "http://localhost/mcp";
 const DEFAULT_TIMEOUT_MS = 10_000;
 const POLL_MS = 10;
 
-/** The kit for one Worker: `start` a task of it, or take one by id with `task`. */
+/**
+ * The kit for one Worker: `start` a task of it, or take one by id with `task`.
+ * @param options - Where the Worker's MCP endpoint is (by default its own default export, `SELF`), who calls.
+ * @returns The kit: `start` a task, or take one by id with `task`.
+ * @example
+ * ```ts
+ * import { testTasks } from "durable-mcp-server/testing";
+ * import { expect, it } from "vitest";
+ *
+ * const tasks = testTasks();
+ *
+ * it("builds the report", async () => {
+ *   const task = await tasks.start("build_report", { region: "emea" });
+ *   await task.waitForStep("cool down", "waiting");
+ *   await task.wake();
+ *   expect((await task.waitFor("completed")).result).toBeDefined();
+ * });
+ * ```
+ */
 export function testTasks(options: TestTasksOptions = {}): TaskKit {
   return new TaskKit(options);
 }
 
+/**
+ * The kit for one Worker's tasks in a test (`testTasks()` makes one): starts tasks and drives them through the
+ * TaskRunner's test-only seam.
+ * @example
+ * ```ts
+ * import { testTasks, type TaskKit } from "durable-mcp-server/testing";
+ *
+ * const kit: TaskKit = testTasks({ principal: "user:42" });
+ * const task = await kit.start("build_report", { region: "emea" });
+ * const same = kit.task(task.id);
+ * ```
+ */
 export class TaskKit {
   /** The raw MCP client the kit speaks through, for requests the kit has no helper for. */
   readonly client: McpHttpClient;
   readonly #options: TestTasksOptions;
 
+  /**
+   * Prefer `testTasks(options)`.
+   * @param options - As `testTasks` takes them.
+   */
   constructor(options: TestTasksOptions) {
     this.#options = options;
     this.client = new McpHttpClient(options.url ?? DEFAULT_URL, {
@@ -198,11 +269,27 @@ export class TaskKit {
   }
 }
 
-/** One task, as a test drives it. */
+/**
+ * One task, as a test drives it.
+ * @example
+ * ```ts
+ * import { testTasks } from "durable-mcp-server/testing";
+ *
+ * const task = await testTasks().start("send_report", { to: "ada@example.com" });
+ * await task.waitFor("input_required");
+ * await task.answer({ confirm: { action: "accept", content: { send: true } } });
+ * await task.waitFor("completed");
+ * ```
+ */
 export class TestTask {
   readonly #kit: TaskKit;
   readonly id: string;
 
+  /**
+   * Prefer `kit.start` or `kit.task(id)`.
+   * @param kit - The kit it belongs to.
+   * @param taskId - The task's id.
+   */
   constructor(kit: TaskKit, taskId: string) {
     this.#kit = kit;
     this.id = taskId;

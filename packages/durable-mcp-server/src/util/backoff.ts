@@ -4,6 +4,15 @@
  * platform has no back-off helper to use instead; Workflows applies the same three kinds to its own steps.
  */
 
+/**
+ * How the delay between retries grows: the same each time, by the delay each time, or doubling each time.
+ * @example
+ * ```ts
+ * import type { Backoff } from "durable-mcp-server";
+ *
+ * const backoff: Backoff = "exponential";
+ * ```
+ */
 export type Backoff = "constant" | "linear" | "exponential";
 
 /**

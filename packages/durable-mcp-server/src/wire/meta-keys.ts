@@ -8,16 +8,37 @@
 /**
  * A caller makes a task-starting call idempotent with `params._meta["durable-mcp-server/idempotencyKey"]` (or an
  * `Idempotency-Key` HTTP header): repeating the call joins the task it started instead of starting another.
+ * @example
+ * ```ts
+ * import { IDEMPOTENCY_KEY_META } from "durable-mcp-server";
+ *
+ * const _meta = { [IDEMPOTENCY_KEY_META]: "order-42" };
+ * const params = { name: "build_report", arguments: { region: "emea" }, _meta };
+ * ```
  */
 export const IDEMPOTENCY_KEY_META = "durable-mcp-server/idempotencyKey";
 
-/** Progress reported by `step.status(..., { progress })`, carried in a task's `_meta` under this key. */
+/**
+ * Progress reported by `step.status(..., { progress })`, carried in a task's `_meta` under this key.
+ * @example
+ * ```ts
+ * import { PROGRESS_META, type Task } from "durable-mcp-server";
+ *
+ * const progressOf = (task: Task) => task._meta?.[PROGRESS_META] as number | undefined;
+ * ```
+ */
 export const PROGRESS_META = "durable-mcp-server/progress";
 
 /**
  * A `tasks/get` whose `_meta` sets this to true gets the step timeline back under the same key of the result's
  * `_meta`: `{ total, steps: [{ name, kind, state, attempts, startedAt, updatedAt, durationMs }] }` (the last
  * `TIMELINE_LIMIT`, limits.ts).
+ * @example
+ * ```ts
+ * import { STEPS_META } from "durable-mcp-server";
+ *
+ * const params = { taskId: "…", _meta: { [STEPS_META]: true } };
+ * ```
  */
 export const STEPS_META = "durable-mcp-server/steps";
 

@@ -4,6 +4,12 @@ import { CLIENT_CAPABILITIES_META_KEY } from "@modelcontextprotocol/server";
  * Constants of the MCP Tasks extension (SEP-2663) and the 2026-07-28 envelope it rides on. The envelope's meta
  * keys are the SDK's (`CLIENT_CAPABILITIES_META_KEY`, `PROTOCOL_VERSION_META_KEY`); the SDK 2.4 exports neither
  * the extension's id nor a constant for this revision (its LATEST_PROTOCOL_VERSION is the 2025 one), hence these.
+ * @example
+ * ```ts
+ * import { TASKS_EXTENSION } from "durable-mcp-server";
+ *
+ * const capabilities = { extensions: { [TASKS_EXTENSION]: {} } };
+ * ```
  */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 export const PROTOCOL_VERSION = "2026-07-28";
