@@ -4,7 +4,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { env, SELF } from "cloudflare:test";
 import { readSessionKey } from "../../src/runner/session-key.js";
-import { Signer } from "../../src/routing/wire-2025/signing.js";
+import { encodeJson, Signer } from "../../src/routing/wire-2025/signing.js";
 import type { FixtureEnv } from "../fixtures/worker.js";
 
 const fixture = env as unknown as FixtureEnv;
@@ -25,7 +25,11 @@ async function call(url: string, method: string, params: Record<string, unknown>
   });
   const text = await response.text();
   const data = text.split("\n").find((line) => line.startsWith("data: "));
-  return { session: response.headers.get("mcp-session-id"), body: JSON.parse(data ? data.slice(6) : text) };
+  return {
+    status: response.status,
+    session: response.headers.get("mcp-session-id"),
+    body: JSON.parse(data ? data.slice(6) : text),
+  };
 }
 
 async function initialize(url: string): Promise<string> {
@@ -81,6 +85,21 @@ describe("2025-11-25 session keys", () => {
     } finally {
       warn.mockRestore();
     }
+  });
+
+  it("answers a forged session id whose payload is out of any range as any other forged one, not with a 500", async () => {
+    const session = await initialize(FIRST);
+    const forgedMac = `${session.slice(0, session.lastIndexOf(".") + 1)}${"A".repeat(43)}`;
+    const payload = { v: VERSION, c: { elicitation: {} }, p: "x", e: 1e308, s: "x" };
+    const outOfRange = `dmcp-s1.${encodeJson(payload)}.${"A".repeat(43)}`;
+    const args = { name: "send_report", arguments: { to: "ada@example.com", pages: 1 }, task: {} };
+    const [plain, odd] = [
+      await call(FIRST, "tools/call", args, forgedMac),
+      await call(FIRST, "tools/call", args, outOfRange),
+    ];
+    expect(odd.status).toBe(plain.status);
+    expect(odd.body.result?.task).toBeUndefined();
+    expect({ ...odd.body, id: 0 }).toEqual({ ...plain.body, id: 0 });
   });
 
   it("generates the key once and keeps it", async () => {

@@ -62,7 +62,7 @@ export async function readSession(signer: Signer, principal: string, request: Re
       keySource: signer.source,
       method: request.method,
       path: new URL(request.url).pathname,
-      issuedAt: typeof payload?.e === "number" ? new Date(payload.e - SESSION_TTL_MS).toISOString() : undefined,
+      issuedAt: issuedAtOf(payload?.e),
       sameCaller: typeof payload?.p === "string" ? payload.p === (await principalTag(principal)) : undefined,
     });
     return null;
@@ -73,6 +73,13 @@ export async function readSession(signer: Signer, principal: string, request: Re
   const capabilities = typeof payload.c === "object" && payload.c !== null ? payload.c : {};
   const sessionId = typeof payload.s === "string" && payload.s.length > 0 ? payload.s : undefined;
   return { version: payload.v, capabilities, expiresAt: payload.e, ...(sessionId ? { sessionId } : {}) };
+}
+
+/** When an (unverified) expiry says its session was issued, for the log; undefined for anything not a date. */
+function issuedAtOf(expiresAt: unknown): string | undefined {
+  if (typeof expiresAt !== "number") return undefined;
+  const issued = new Date(expiresAt - SESSION_TTL_MS);
+  return Number.isNaN(issued.getTime()) ? undefined : issued.toISOString();
 }
 
 const TASK_KINDS = ["elicitation", "sampling", "roots", "tasks"];
