@@ -3,7 +3,7 @@
 // not exist (a create on its way: kept; a create that failed: dropped). Over the fixture Worker's real TaskRunners
 // and TaskIndex.
 import { describe, expect, it } from "vitest";
-import { env, SELF } from "cloudflare:test";
+import { env, runDurableObjectAlarm, SELF } from "cloudflare:test";
 import { durableMcp } from "../../src/index.js";
 import { newTaskId } from "../../src/ids.js";
 import { INDEX_PENDING_MS } from "../../src/limits.js";
@@ -202,5 +202,19 @@ describe("tasks/list and index entries without a task", () => {
     expect(await listed({ principal })).toEqual([]);
     const left = (await index.page(null, 10)).map((entry) => entry.taskId);
     expect(left).toEqual([recent]);
+  });
+});
+
+describe("per-session task indexes", () => {
+  it("drop everything when their session expires, and start again if a late create comes", async () => {
+    const scope = { principal: "anonymous", session: { id: "expiring", expiresAt: Date.now() + 60_000 } };
+    const index = taskIndexOf(fixture.TASK_INDEX, scope);
+    await index.add(newTaskId(), Date.now(), scope.session.expiresAt);
+    expect(await index.page(null, 10)).toHaveLength(1);
+    expect(await runDurableObjectAlarm(index as unknown as DurableObjectStub)).toBe(true);
+    expect(await index.page(null, 10)).toEqual([]);
+    const late = newTaskId();
+    await index.add(late, Date.now(), scope.session.expiresAt);
+    expect((await index.page(null, 10)).map((entry) => entry.taskId)).toEqual([late]);
   });
 });
