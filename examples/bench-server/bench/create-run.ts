@@ -1,5 +1,5 @@
 // `pnpm bench:create`: the create path's rows of issue 15 alone — the two floors, then on /mcp (the library's
-// defaults: task event lines at the default level, TASK_INDEX bound) create, the one-step round trip by polling and
+// defaults: task event lines at the default level, TASK_INDEX bound but, without authenticate, not written) create, the one-step round trip by polling and
 // by listen, and the inline one-step task — in about half a minute, so that builds can be interleaved
 // (docs/performance.md, "Create path (issue 15, round 2)"). Appends each run to results/bench-create-history.jsonl.
 // workerd CPU (utime + stime of the wrangler dev group's workerd processes) is reported per HTTP-floor request, per

@@ -1,9 +1,11 @@
 // Real clients of the 2025-11-25 tasks wire against the bench server (`pnpm --filter bench-server test`, after the
 // smoke test): @modelcontextprotocol/sdk 1.x's experimental tasks client, as VS Code-era hosts use it. It proves
 // docs/clients.md end to end over `wrangler dev`: a task-augmented call whose question reaches the client's
-// elicitation handler exactly once, getTask/listTasks, cancelTask, a tasks/result held past the client's request
-// timeout by progress heartbeats, and a second client that picks up the first
-// one's session and task. Then the MCP Inspector CLI (2.12, installed by the repo) calls the task-only tool in both
+// elicitation handler exactly once, getTask, cancelTask, a tasks/result held past the client's request timeout by
+// progress heartbeats, and a second client that picks up the first one's session and task, also after a crash and
+// restart of the Worker (the bench configures MCP_SESSION_SECRET). `tasks/list` is not served on /mcp (no
+// authenticate: every caller is "anonymous"); /mcp-session-list opts into a list per session, and two sessions see
+// only their own tasks. Then the MCP Inspector CLI (2.12, installed by the repo) calls the task-only tool in both
 // eras: the 2025-11-25 task wire (legacy) and SEP-2663 (modern).
 import { strict as assert } from "node:assert";
 import { execFile } from "node:child_process";
@@ -53,6 +55,11 @@ async function inspector(args: string[]): Promise<Record<string, any>> {
   return JSON.parse(stdout) as Record<string, any>;
 }
 
+/** The ids `tasks/list` shows the client (one page), sorted. */
+async function idsOf(client: Client): Promise<string[]> {
+  return (await client.experimental.tasks.listTasks()).tasks.map((task) => task.taskId).toSorted();
+}
+
 function textOf(result: { content?: unknown }): unknown {
   const content = result.content as Array<{ type: string; text?: string }>;
   return JSON.parse(content[0]?.text ?? "null");
@@ -63,7 +70,8 @@ await withServer(port, async (server) => {
   const first = await legacyClient(url);
   assert.match(first.transport.sessionId ?? "", /^dmcp-s1\./, "initialize issues a signed session");
   const tasksCapability = first.client.getServerCapabilities()?.tasks;
-  assert.deepEqual(tasksCapability, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
+  // No `list`: without authenticate every caller is one principal, and a list would show anyone every task.
+  assert.deepEqual(tasksCapability, { cancel: {}, requests: { tools: { call: {} } } });
   const { tools } = await first.client.listTools();
   assert.deepEqual(tools.find((tool) => tool.name === "bench_input")?.execution, { taskSupport: "optional" });
 
@@ -89,10 +97,10 @@ await withServer(port, async (server) => {
 
   const got = await first.client.experimental.tasks.getTask(taskId);
   assert.equal(got.status, "completed");
-  const listed = await first.client.experimental.tasks.listTasks();
-  assert.ok(
-    listed.tasks.some((task) => task.taskId === taskId),
-    "listTasks shows the task",
+  await assert.rejects(
+    first.client.experimental.tasks.listTasks(),
+    (error) => error instanceof McpError && error.code === -32601,
+    "tasks/list is not served without authenticate",
   );
 
   // cancelTask: a long sleeper ends cancelled; cancelling it again is -32602.
@@ -140,13 +148,49 @@ await withServer(port, async (server) => {
   const resumed = await second.client.experimental.tasks.getTaskResult(left.task.taskId, CallToolResultSchema);
   assert.deepEqual(textOf(resumed), { action: "accept", content: { ok: true } });
   assert.equal(second.asked.length, 1);
-  const relisted = await second.client.experimental.tasks.listTasks();
-  for (const id of [taskId, sleeper.task.taskId, left.task.taskId]) {
-    assert.ok(
-      relisted.tasks.some((task) => task.taskId === id),
-      `listTasks after reconnecting shows ${id}`,
-    );
+
+  // The same session after the Worker crashed (SIGKILL) and started again on the same state: still honoured (its
+  // declared elicitation lets a new task ask, and the question reaches this client's handler).
+  await second.client.close();
+  await server.restart("SIGKILL");
+  const restarted = await legacyClient(url, sessionId);
+  const afterRestart = await restarted.client.request(
+    { method: "tools/call", params: { name: "bench_input", arguments: {}, task: { ttl: 600_000 } } },
+    CreateTaskResultSchema,
+  );
+  const answered = await restarted.client.experimental.tasks.getTaskResult(
+    afterRestart.task.taskId,
+    CallToolResultSchema,
+  );
+  assert.deepEqual(textOf(answered), { action: "accept", content: { ok: true } }, "the session survives a restart");
+  assert.equal(restarted.asked.length, 1);
+
+  // Per-session lists (/mcp-session-list): each session lists the tasks it created, and only those.
+  const sessionListUrl = new URL("/mcp-session-list", url);
+  const a = await legacyClient(sessionListUrl);
+  const b = await legacyClient(sessionListUrl);
+  assert.deepEqual(a.client.getServerCapabilities()?.tasks, {
+    list: {},
+    cancel: {},
+    requests: { tools: { call: {} } },
+  });
+  const quick = { name: "bench_steps", arguments: { steps: 1, payloadBytes: 0 }, task: { ttl: 600_000 } };
+  const ofA: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    ofA.push((await a.client.request({ method: "tools/call", params: quick }, CreateTaskResultSchema)).task.taskId);
   }
+  const ofB = (await b.client.request({ method: "tools/call", params: quick }, CreateTaskResultSchema)).task.taskId;
+  assert.deepEqual(await idsOf(a.client), ofA.toSorted(), "session A lists its own tasks");
+  assert.deepEqual(await idsOf(b.client), [ofB], "session B does not see A's tasks");
+  await assert.rejects(
+    b.client.experimental.tasks.listTasks(Buffer.from(JSON.stringify([0, ofA[0]])).toString("base64url")),
+    (error) => error instanceof McpError && error.code === -32602,
+    "a cursor the server did not issue is -32602",
+  );
+  await a.client.close();
+  const aAgain = await legacyClient(sessionListUrl, a.transport.sessionId);
+  assert.deepEqual(await idsOf(aAgain.client), ofA.toSorted(), "reconnecting with A's session lists A's tasks");
+  await Promise.all([aAgain.client.close(), b.client.close()]);
 
   // MCP Inspector CLI, both eras, on the task-only tool (it calls a `required` tool as a task).
   const call = ["--method", "tools/call", "--tool-name", "bench_task_only", "--tool-args-json", '{"steps":2}'];
@@ -157,10 +201,7 @@ await withServer(port, async (server) => {
   const modern = await inspector([server.url, "--protocol-era", "modern", ...call, "--format", "json"]);
   assert.deepEqual(textOf(modern.result), { steps: 2 }, JSON.stringify(modern));
   assert.equal(modern.result.resultType, "complete");
-  // The Inspector's legacy task is the same principal's ("anonymous"): it is listed for the SDK client too.
-  const withInspector = await second.client.experimental.tasks.listTasks();
-  assert.ok(withInspector.tasks.some((task) => task.taskId === inspectorTask));
-  await second.client.close();
+  await restarted.client.close();
 });
 
 console.log(

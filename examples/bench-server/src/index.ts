@@ -2,9 +2,10 @@
 // platform floor in the same runtime: `/floor/*` routes and a `Floor` Durable Object that do the least a request,
 // a Durable Object call, a SQLite write or a log line can do. No auth: every caller is "anonymous". Local use only.
 //   /mcp               the tools with the library's defaults
+//   /mcp-session-list  the same tools and TaskRunners, with a per-session 2025-11-25 `tasks/list`
 //   /mcp-quiet         the same tools with task event logging off (`events: "none"`)
 //   /mcp-step-events   the same tools logging every step (`events: "all"`)
-// Each endpoint has its own TaskRunner class, since the event level is fixed per class.
+// /mcp-quiet and /mcp-step-events have TaskRunner classes of their own, since the event level is fixed per class.
 import { DurableObject } from "cloudflare:workers";
 import { durableMcp, McpServer } from "durable-mcp-server";
 import * as z from "zod";
@@ -116,6 +117,10 @@ const mcp = durableMcp<Env>(createServer, { files: true });
 export const TaskRunner = mcp.TaskRunner;
 export const FileRunner = mcp.FileRunner;
 export const TaskIndex = mcp.TaskIndex;
+
+// The same tools and TaskRunners as /mcp, opted into per-session 2025-11-25 `tasks/list` (/mcp, without
+// authenticate, neither advertises nor serves it; docs/clients.md).
+const sessionList = durableMcp<Env>(createServer, { files: true, path: "/mcp-session-list", taskList: "session" });
 
 // Their tasks live in other TaskRunner namespaces, so they keep out of /mcp's index.
 const quiet = durableMcp<Env>(createServer, {
@@ -339,6 +344,7 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   const url = new URL(request.url);
   // With ctx, task creates use the library's pre-created TaskRunners (refilled after each reply).
   if (url.pathname === "/mcp") return mcp.serve(request, env, ctx);
+  if (url.pathname === "/mcp-session-list") return sessionList.serve(request, env, ctx);
   if (url.pathname === "/mcp-quiet") return quiet.serve(request, env, ctx);
   if (url.pathname === "/mcp-step-events") return stepEvents.serve(request, env, ctx);
   if (url.pathname.startsWith("/floor/"))

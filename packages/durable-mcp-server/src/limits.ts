@@ -126,6 +126,12 @@ export const MAX_SESSION_CAPABILITIES_BYTES = 2048;
 export const LIST_PAGE_SIZE = 50;
 /** TaskRunner reads a `tasks/list` page makes at a time. */
 export const LIST_CONCURRENCY = 8;
+/**
+ * An index entry whose task does not exist is a create still on its way for this long after it was indexed (the
+ * listing skips it) and a create that failed after that (the listing drops it). A create reaches its TaskRunner
+ * within seconds of its index write (RunnerClient's retries), so this is far past any create still to land.
+ */
+export const INDEX_PENDING_MS = 10 * 60_000;
 /** How often an open `tasks/result` stream sends progress (or a keep-alive comment without a progressToken). */
 export const RESULT_HEARTBEAT_MS = 15_000;
 

@@ -29,6 +29,7 @@ import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
 import { defineTaskIndex, type TaskIndexClass } from "../runner/task-index.js";
 import { serveLegacyWire } from "./wire-2025/legacy-wire.js";
 import { Signer } from "./wire-2025/signing.js";
+import { readSessionKey } from "../runner/session-key.js";
 import {
   sendTaskEvent,
   type SendEventInput,
@@ -134,16 +135,24 @@ export interface DurableMcpOptions<Env> {
    */
   files?: FilesOptions | boolean;
   /**
-   * Secret binding (≥ 32 characters) that signs 2025-11-25 session ids and question ids. Default
-   * "MCP_SESSION_SECRET"; without it each isolate signs with a random key of its own (docs/clients.md).
+   * Secret binding (≥ 32 characters) that signs 2025-11-25 session ids, question ids and `tasks/list` cursors.
+   * Default "MCP_SESSION_SECRET"; without it, a key the deployment generates once and keeps in its TaskRunner
+   * namespace (one object, SESSION_KEY_OBJECT) signs them, the same on every instance (docs/deploy.md, rotation).
    */
   sessionSecret?: string;
   /**
-   * TaskIndex Durable Object binding: every task is indexed under its principal, for the 2025-11-25 `tasks/list`.
-   * Default "TASK_INDEX"; when the env has no such binding (or `false`), tasks are not indexed and `tasks/list` is
-   * neither advertised nor served.
+   * TaskIndex Durable Object binding behind the 2025-11-25 `tasks/list`. Default "TASK_INDEX"; when the env has no
+   * such binding (or `false`), tasks are not indexed and `tasks/list` is neither advertised nor served.
    */
   index?: string | false;
+  /**
+   * Which tasks the 2025-11-25 `tasks/list` shows (with the `index` binding). "principal": every task of the caller's
+   * principal (the default with `authenticate`; refused without it, where every caller is the one principal
+   * "anonymous" and a list would hand anyone every task id). "session": only the tasks created in the same 2025
+   * session (an opt-in for servers without `authenticate`: whoever holds the session id sees them). "off": neither
+   * advertised nor served, nothing indexed (the default without `authenticate`).
+   */
+  taskList?: "principal" | "session" | "off";
   /** Webhook URLs of `step.webhookUrl`: where they are served and which secret signs them. */
   webhooks?: WebhooksOptions;
 }
@@ -302,7 +311,14 @@ export function durableMcp<Env>(
   const webhooks = resolveWebhooks(options.webhooks);
   const FileRunner = defineFileRunner<Env>({ bucket: files?.bucketBinding ?? "FILES" });
   const TaskIndex = defineTaskIndex<Env>();
-  const indexBinding = options.index === false ? undefined : (options.index ?? "TASK_INDEX");
+  const taskList = options.taskList ?? (options.authenticate ? "principal" : "off");
+  if (taskList === "principal" && !options.authenticate) {
+    throw new Error(
+      'durableMcp: taskList "principal" needs authenticate: without it every caller is one principal, and the list ' +
+        'would show anyone every task. Use taskList "session" (docs/api.md)',
+    );
+  }
+  const indexBinding = options.index === false || taskList === "off" ? undefined : (options.index ?? "TASK_INDEX");
   const secretBinding = options.sessionSecret ?? "MCP_SESSION_SECRET";
   const withFiles = (server: McpServer) => (files?.tools ? server[registerFileToolsOnce]() : server);
   const TaskRunner = defineTaskRunner<Env>({
@@ -311,7 +327,8 @@ export function durableMcp<Env>(
     purgeGraceMs: options.purgeGraceMs,
     events: options.events,
     files,
-    indexBinding,
+    // The runner takes its task out of its principal's list at purge; session lists drop their entries themselves.
+    indexBinding: taskList === "principal" ? indexBinding : undefined,
     webhooks,
   });
   // The SDK hands the factory the very authInfo object given to fetch (on the 2025 path too, where the Request
@@ -337,28 +354,37 @@ export function durableMcp<Env>(
   // The 2025-11-25 wire reads task definitions only, as the TaskRunner does: one server per isolate.
   let registry: McpServer | undefined;
   const registryOf = (env: Env) => (registry ??= withFiles(createServer(env)));
+  // One signer per isolate: the configured secret, or else the deployment's generated key, read once on first use.
   let signer: Signer | undefined;
   const signerOf = (env: Env) => {
     const secret = (env as Record<string, unknown>)[secretBinding];
-    return (signer ??= new Signer(typeof secret === "string" ? secret : undefined));
+    return (signer ??=
+      typeof secret === "string"
+        ? new Signer(secret)
+        : new Signer(undefined, () => readSessionKey(runnerNamespaceOf(env))));
   };
 
   // Pre-created TaskRunners of this isolate (runner/runner-pool.ts); only requests that can refill it take from it.
   const pool = new RunnerPool();
 
-  function runnersFor(env: Env, withPool = false): RunnerClient {
+  function runnerNamespaceOf(env: Env): DurableObjectNamespace {
     const namespace = (env as Record<string, unknown>)[bindingName] as DurableObjectNamespace | undefined;
     if (!namespace || typeof namespace.idFromName !== "function") {
       throw new Error(
         `durableMcp: no Durable Object binding named "${bindingName}"; see the wrangler.jsonc in the docs`,
       );
     }
+    return namespace;
+  }
+
+  function runnersFor(env: Env, withPool = false): RunnerClient {
+    const namespace = runnerNamespaceOf(env);
     const index = indexBinding ? (env as Record<string, unknown>)[indexBinding] : undefined;
     const indexed = typeof (index as DurableObjectNamespace | undefined)?.idFromName === "function";
     return new RunnerClient(
       namespace,
       undefined,
-      indexed ? (index as DurableObjectNamespace) : undefined,
+      indexed && taskList !== "off" ? { namespace: index as DurableObjectNamespace, scope: taskList } : undefined,
       withPool ? pool : undefined,
     );
   }

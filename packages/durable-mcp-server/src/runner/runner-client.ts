@@ -1,7 +1,7 @@
 import { backoffDelayMs, equalJitter } from "../util/backoff.js";
 import { newTaskId } from "../ids.js";
 import type { RunnerPool } from "./runner-pool.js";
-import { taskIndexOf, type IndexCursor, type IndexEntry } from "./task-index.js";
+import { taskIndexOf, type IndexCursor, type IndexEntry, type IndexScope } from "./task-index.js";
 import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
 import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "./task-runner-rpc.js";
 import type { NewTask } from "./task-store.js";
@@ -16,6 +16,15 @@ export interface RetryPolicy {
 const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 40 };
 
 /**
+ * The task index a deployment lists from (the 2025-11-25 `tasks/list`): its TaskIndex namespace, and whose lists it
+ * keeps: each principal's (every create is indexed), or each 2025 session's (only creates made in a session).
+ */
+export interface TaskIndexBinding {
+  namespace: DurableObjectNamespace;
+  scope: "principal" | "session";
+}
+
+/**
  * Reaches the TaskRunner of a task id. Transient Durable Object errors the platform marks as such (see
  * `isTransient`) are retried with jittered exponential backoff on a fresh stub, since a
  * stub that threw may be broken. Nothing else is retried.
@@ -24,8 +33,8 @@ export class RunnerClient {
   constructor(
     private readonly namespace: DurableObjectNamespace,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
-    /** The per-principal task index (TaskIndex), when the deployment binds one. */
-    private readonly index?: DurableObjectNamespace,
+    /** The task index (TaskIndex), when the deployment binds one and serves `tasks/list`. */
+    private readonly index?: TaskIndexBinding,
     /** The isolate's pre-created runners, when the request can refill them after its reply (routing/). */
     private readonly pool?: RunnerPool,
   ) {}
@@ -48,31 +57,42 @@ export class RunnerClient {
     return this.pool?.scheduleRefill(this.namespace) ?? Promise.resolve();
   }
 
-  /** Whether tasks are indexed per principal (what the 2025-11-25 `tasks/list` reads). */
-  get indexed(): boolean {
-    return this.index !== undefined;
+  /** Whose lists the 2025-11-25 `tasks/list` reads: each principal's, each session's, or none (not served). */
+  get listScope(): "principal" | "session" | undefined {
+    return this.index?.scope;
   }
 
   /**
-   * Indexes the task under its principal first, then creates it: a task a client was told about is always listed
-   * (an index entry whose create failed is dropped when a listing meets it).
+   * Indexes the task first, then creates it: a task a client was told about is always listed (a listing skips an
+   * entry whose task does not exist yet, and drops it only once its create can no longer land: INDEX_PENDING_MS).
+   * Indexed under its principal, or, when lists are per session, under `session` (not at all without one).
    */
-  async create(task: NewTask): Promise<Task | null> {
+  async create(task: NewTask, session?: IndexScope["session"]): Promise<Task | null> {
     const index = this.index;
-    if (index) await this.retrying(task.taskId, () => taskIndexOf(index, task.principal).add(task.taskId, Date.now()));
+    const scope: IndexScope | undefined =
+      index?.scope === "principal"
+        ? { principal: task.principal }
+        : session
+          ? { principal: task.principal, session }
+          : undefined;
+    if (index && scope) {
+      await this.retrying(task.taskId, () =>
+        taskIndexOf(index.namespace, scope).add(task.taskId, Date.now(), scope.session?.expiresAt),
+      );
+    }
     return this.call(task.taskId, (runner) => runner.create(task));
   }
 
-  /** A page of the principal's index, newest first; empty without an index. */
-  async indexPage(principal: string, after: IndexCursor | null, limit: number): Promise<IndexEntry[]> {
+  /** A page of one list, newest first; empty without an index. */
+  async indexPage(scope: IndexScope, after: IndexCursor | null, limit: number): Promise<IndexEntry[]> {
     const index = this.index;
     if (!index) return [];
-    return this.retrying(principal, () => taskIndexOf(index, principal).page(after, limit));
+    return this.retrying(scope.principal, () => taskIndexOf(index.namespace, scope).page(after, limit));
   }
 
-  async unindex(principal: string, taskId: string): Promise<void> {
+  async unindex(scope: IndexScope, taskId: string): Promise<void> {
     const index = this.index;
-    if (index) await this.retrying(taskId, () => taskIndexOf(index, principal).remove(taskId));
+    if (index) await this.retrying(taskId, () => taskIndexOf(index.namespace, scope).remove(taskId));
   }
 
   get(access: TaskAccess, options?: { steps?: boolean }): Promise<DetailedTask | null> {

@@ -36,6 +36,7 @@ import {
   type TestingOp,
 } from "./testing-seam.js";
 import { DEFAULT_WEBHOOK_SETTINGS } from "./webhook-urls.js";
+import { keptSessionKey } from "./session-key.js";
 
 // The TaskRunner Durable Object: its RPC methods (the contract is task-runner-rpc.ts) over the task's record, journal
 // and inbox. The run loop its alarm drives is task-run.ts; what a run hands the engine, engine-hosts.ts.
@@ -105,6 +106,14 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const version = schemaVersion(ctx.storage.sql);
       if (version > 0) migrate(ctx.storage, version);
       this.ready = version > 0;
+    }
+
+    /**
+     * The deployment's generated 2025-11-25 session key, on the one object named SESSION_KEY_OBJECT (session-key.ts):
+     * kept by a binding every deployment has, so that no new binding is needed.
+     */
+    async sessionKey(): Promise<string> {
+      return keptSessionKey(this.ctx.storage.kv);
     }
 
     async prepare(): Promise<boolean> {

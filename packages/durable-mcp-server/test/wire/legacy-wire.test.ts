@@ -335,6 +335,9 @@ describe("2025-11-25 sessions", () => {
     expect(await readSession(signer, "alice", request())).toEqual({
       version: VERSION,
       capabilities: { elicitation: {} },
+      // Its own random id (what a per-session list is keyed by) and its expiry.
+      sessionId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+      expiresAt: expect.any(Number),
     });
     expect(await readSession(new Signer("t".repeat(32)), "alice", request())).toBeNull();
     vi.useFakeTimers({ toFake: ["Date"] });

@@ -8,18 +8,19 @@ import {
 import { isTaskIdShape, taskIdForKey } from "../../ids.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_STEP_RESULT_BYTES } from "../../limits.js";
 import type { RunnerClient } from "../../runner/runner-client.js";
-import type { IndexCursor } from "../../runner/task-index.js";
+import type { IndexScope } from "../../runner/task-index.js";
 import { FINAL_STATUSES, type NewTask } from "../../runner/task-store.js";
 import { invalidArgumentsResult, legacyTaskTool, type McpServer } from "../../server/mcp-server.js";
 import { cancelTask, getTask } from "../../server/task-methods.js";
 import type { CallerContext } from "../../runner/caller-context.js";
 import { mapBounded } from "../bounded.js";
-import { LIST_CONCURRENCY, LIST_PAGE_SIZE } from "../../limits.js";
+import { INDEX_PENDING_MS, LIST_CONCURRENCY, LIST_PAGE_SIZE } from "../../limits.js";
+import { issueCursor, readCursor } from "./cursors.js";
 import { looksLikeQuestionId, readQuestionId } from "./questions.js";
 import { resultStream } from "./result-stream.js";
-import { issueSession, LEGACY_TASKS_VERSION, readSession, SESSION_HEADER } from "./session.js";
+import { issueSession, LEGACY_TASKS_VERSION, readSession, SESSION_HEADER, type ReadSession } from "./session.js";
 import { toLegacyTask } from "./shapes.js";
-import { decodeJson, encodeJson, type Signer } from "./signing.js";
+import type { Signer } from "./signing.js";
 
 export interface LegacyWireContext {
   principal: string;
@@ -71,13 +72,13 @@ export async function serveLegacyWire(
   try {
     switch (message.method) {
       case "tools/call":
-        return await callTool(request, id, params, session?.capabilities ?? {}, ctx);
+        return await callTool(request, id, params, session, ctx);
       case "tasks/get":
         return ok(id, toLegacyTask(await getTask(ctx, taskIdOf(params))));
       case "tasks/cancel":
         return ok(id, await cancel(ctx, taskIdOf(params)));
       case "tasks/list":
-        return await list(id, params, ctx);
+        return await list(id, params, session, ctx);
       case "tasks/result":
         return await resultStream(id, taskIdOf(params), progressTokenOf(params), ctx);
       default:
@@ -93,9 +94,10 @@ async function callTool(
   request: Request,
   id: Id,
   params: Record<string, unknown>,
-  capabilities: Record<string, unknown>,
+  session: ReadSession | null,
   ctx: LegacyWireContext,
 ): Promise<Response | null> {
+  const capabilities = session?.capabilities ?? {};
   const name = params.name;
   if (typeof name !== "string") return null;
   const tool = ctx.registry()[legacyTaskTool](name);
@@ -128,7 +130,7 @@ async function callTool(
     origin: new URL(request.url).origin,
     clientCapabilities: capabilities as ClientCapabilities,
   };
-  const created = await ctx.runners.create(spec);
+  const created = await ctx.runners.create(spec, sessionScopeOf(session));
   if (!created) {
     return rpcError(
       id,
@@ -185,31 +187,50 @@ function alreadyFinal(status: string): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel a task that is already ${status}`);
 }
 
-async function list(id: Id, params: Record<string, unknown>, ctx: LegacyWireContext): Promise<Response> {
-  if (!ctx.runners.indexed) {
-    return rpcError(id, ProtocolErrorCode.MethodNotFound, "Method not found: tasks/list needs a TASK_INDEX binding");
+/** What a per-session list is keyed by: the session's own id, for as long as the session lasts. */
+function sessionScopeOf(session: ReadSession | null): IndexScope["session"] {
+  return session?.sessionId ? { id: session.sessionId, expiresAt: session.expiresAt } : undefined;
+}
+
+/**
+ * `tasks/list`: the caller's principal's tasks, or with per-session lists the tasks created in this session (none
+ * without a session). Not served where lists are off (the default without `authenticate`): -32601, as unadvertised.
+ */
+async function list(
+  id: Id,
+  params: Record<string, unknown>,
+  session: ReadSession | null,
+  ctx: LegacyWireContext,
+): Promise<Response> {
+  const listScope = ctx.runners.listScope;
+  if (!listScope) {
+    return rpcError(
+      id,
+      ProtocolErrorCode.MethodNotFound,
+      "Method not found: tasks/list is served only with a TASK_INDEX binding, and without authenticate only as a per-session list (taskList)",
+    );
   }
-  const after = cursorOf(params.cursor);
-  const entries = await ctx.runners.indexPage(ctx.principal, after, LIST_PAGE_SIZE + 1);
+  const sessionScope = sessionScopeOf(session);
+  const scope: IndexScope | null =
+    listScope === "principal"
+      ? { principal: ctx.principal }
+      : sessionScope
+        ? { principal: ctx.principal, session: sessionScope }
+        : null;
+  const after = await readCursor(ctx.signer, scope, params.cursor);
+  if (!scope) return ok(id, { tasks: [] });
+  const entries = await ctx.runners.indexPage(scope, after, LIST_PAGE_SIZE + 1);
   const page = entries.slice(0, LIST_PAGE_SIZE);
-  const tasks = await mapBounded(page, LIST_CONCURRENCY, async ({ taskId }) => {
+  const tasks = await mapBounded(page, LIST_CONCURRENCY, async ({ taskId, indexedAt }) => {
     const task = await ctx.runners.get({ taskId, principal: ctx.principal });
-    // Indexed but gone (its create failed after the index write): drop it now.
-    if (!task) await ctx.runners.unindex(ctx.principal, taskId);
+    // No task under the entry: a create still on its way (indexed first, created next), left alone; past
+    // INDEX_PENDING_MS, a create that failed after its index write, dropped now.
+    if (!task && Date.now() - indexedAt > INDEX_PENDING_MS) await ctx.runners.unindex(scope, taskId);
     return task && toLegacyTask(task);
   });
   const last = page.at(-1);
-  const nextCursor = entries.length > LIST_PAGE_SIZE && last ? encodeJson([last.indexedAt, last.taskId]) : undefined;
+  const nextCursor = entries.length > LIST_PAGE_SIZE && last ? await issueCursor(ctx.signer, scope, last) : undefined;
   return ok(id, { tasks: tasks.filter((task) => task !== null), ...(nextCursor ? { nextCursor } : {}) });
-}
-
-function cursorOf(cursor: unknown): IndexCursor | null {
-  if (cursor === undefined) return null;
-  const decoded = typeof cursor === "string" ? decodeJson(cursor) : undefined;
-  if (Array.isArray(decoded) && typeof decoded[0] === "number" && isTaskIdShape(decoded[1])) {
-    return { indexedAt: decoded[0], taskId: decoded[1] };
-  }
-  throw new ProtocolError(ProtocolErrorCode.InvalidParams, "Invalid params: unknown cursor");
 }
 
 /**
@@ -284,7 +305,7 @@ async function withSession(response: Response, message: Message, ctx: LegacyWire
       result.capabilities = {
         ...result.capabilities,
         tasks: {
-          ...(ctx.runners.indexed ? { list: {} } : {}),
+          ...(ctx.runners.listScope ? { list: {} } : {}),
           cancel: {},
           requests: { tools: { call: {} } },
         },
