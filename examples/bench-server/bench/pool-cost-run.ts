@@ -8,7 +8,7 @@
 // one tasks/get per task (each must be completed), and the counts read. Counts, not timings, are what this machine's
 // load leaves alone.
 //   BENCH_PORT (default 8795)
-//   BENCH_POOL_RATES: "intervalMs x creates" pairs, default "60000x4,1000x30,10x300" (1/min for 4 minutes, 1/s, 100/s)
+//   BENCH_POOL_RATES: "intervalMs x creates" pairs, default "60000x4,1000x30,10x100" (1/min for 4 minutes, 1/s, 100/s)
 //   BENCH_POOL_PATH: /mcp-counted (default: pre-created runners) or /mcp-counted-nopool (every create on a new object)
 //   BENCH_POOL_LATENCY=N: instead, N interleaved rounds on one server of 100 creates back to back (each awaited), on
 //     /mcp-counted and /mcp-counted-nopool in turn: create p50 of each
@@ -40,7 +40,7 @@ async function counts(origin: string, reset = false): Promise<Counts> {
 }
 
 function rates(): { intervalMs: number; n: number }[] {
-  const spec = process.env.BENCH_POOL_RATES ?? "60000x4,1000x30,10x300";
+  const spec = process.env.BENCH_POOL_RATES ?? "60000x4,1000x30,10x100";
   return spec.split(",").map((pair) => {
     const [intervalMs, n] = pair.split("x").map(Number);
     if (!Number.isFinite(intervalMs) || !Number.isInteger(n) || n! < 1) throw new Error(`bad BENCH_POOL_RATES ${pair}`);
@@ -65,6 +65,9 @@ async function rateRun(intervalMs: number, n: number, path: string) {
       );
     }
     const created = await Promise.all(creates);
+    // The rate the server saw: creates over the span from the first sent to the last answered (on a loaded machine
+    // below the offered one once the creates queue).
+    const servedPerSecond = n / ((now() - begin) / 1000);
     // The runs, a prepared runner's 1 s alarm and its re-arm, and the refill after the last create.
     await sleep(3_000);
     const counted = await counts(origin);
@@ -72,7 +75,7 @@ async function rateRun(intervalMs: number, n: number, path: string) {
       const task = await client.getTask(taskId);
       if (task.status !== "completed") throw new Error(`task ${taskId} is ${task.status}`);
     }
-    return { counted, create: summarize(created.map((c) => c.ms)) };
+    return { counted, servedPerSecond, create: summarize(created.map((c) => c.ms)) };
   });
 }
 
@@ -99,6 +102,7 @@ async function latencyRounds(rounds: number) {
   await withServer(port, async (server) => {
     const origin = server.origin;
     const results: Record<string, number[]> = { "/mcp-counted": [], "/mcp-counted-nopool": [] };
+    await counts(origin, true);
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? ["/mcp-counted", "/mcp-counted-nopool"] : ["/mcp-counted-nopool", "/mcp-counted"];
       for (const path of order) {
@@ -111,9 +115,13 @@ async function latencyRounds(rounds: number) {
         }
         const p50 = summarize(samples.slice(10)).p50;
         results[path]!.push(p50);
-        console.log(`[pool-cost] round ${round + 1} ${path}: create p50 ${ms(p50)} (load ${loadavg()[0]!.toFixed(1)})`);
         // Let the runs and refills of this round end before the other path's.
         await sleep(2_000);
+        const { prepare = 0, create = 0 } = (await counts(origin, true)).calls;
+        console.log(
+          `[pool-cost] round ${round + 1} ${path}: create p50 ${ms(p50)}, ${prepare} prepares for ${create} creates ` +
+            `(load ${loadavg()[0]!.toFixed(1)})`,
+        );
       }
     }
     console.log(JSON.stringify({ latency: results, loadavg: loadavg() }));
@@ -126,7 +134,7 @@ if (process.env.BENCH_POOL_LATENCY) {
   const path = process.env.BENCH_POOL_PATH ?? "/mcp-counted";
   for (const { intervalMs, n } of rates()) {
     const started = new Date().toISOString();
-    const { counted, create } = await rateRun(intervalMs, n, path);
+    const { counted, servedPerSecond, create } = await rateRun(intervalMs, n, path);
     console.log(
       JSON.stringify({
         path,
@@ -137,6 +145,7 @@ if (process.env.BENCH_POOL_LATENCY) {
         totals: counted,
         perTask: perTask(counted, n),
         createP50Ms: create.p50,
+        servedPerSecond,
       }),
     );
   }
