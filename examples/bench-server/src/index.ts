@@ -9,12 +9,14 @@
 import { DurableObject } from "cloudflare:workers";
 import { durableMcp, McpServer } from "durable-mcp-server";
 import * as z from "zod";
+import { countedTaskRunner, countsSnapshot, resetCounts } from "./counted-runner.js";
 import { filesFloor } from "./files-floor.js";
 
 export interface Env {
   TASK_RUNNER: DurableObjectNamespace;
   QUIET_TASK_RUNNER: DurableObjectNamespace;
   STEP_EVENTS_TASK_RUNNER: DurableObjectNamespace;
+  COUNTED_TASK_RUNNER: DurableObjectNamespace;
   FLOOR: DurableObjectNamespace<Floor>;
   FILE_RUNNER: DurableObjectNamespace;
   FILES: R2Bucket;
@@ -138,6 +140,17 @@ const stepEvents = durableMcp<Env>(createServer, {
   index: false,
 });
 export const StepEventsTaskRunner = stepEvents.TaskRunner;
+
+// /mcp-counted: /mcp-quiet's settings on a TaskRunner whose objects count their calls, alarms and rows written
+// (src/counted-runner.ts, `pnpm bench:pool-cost`); /mcp-counted-nopool is the same endpoint served without `ctx`, so
+// that every create makes its object on the call (no pre-created runners).
+const counted = durableMcp<Env>(createServer, {
+  binding: "COUNTED_TASK_RUNNER",
+  path: "/mcp-counted",
+  events: "none",
+  index: false,
+});
+export const CountedTaskRunner = countedTaskRunner(counted.TaskRunner);
 
 /**
  * The storage floor: one SQLite Durable Object with a one-column table. Its methods do nothing but what their
@@ -347,6 +360,13 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   if (url.pathname === "/mcp-session-list") return sessionList.serve(request, env, ctx);
   if (url.pathname === "/mcp-quiet") return quiet.serve(request, env, ctx);
   if (url.pathname === "/mcp-step-events") return stepEvents.serve(request, env, ctx);
+  if (url.pathname === "/mcp-counted") return counted.serve(request, env, ctx);
+  if (url.pathname === "/mcp-counted-nopool") return counted.serve(request, env);
+  if (url.pathname === "/bench/counts") {
+    const counts = countsSnapshot();
+    if (url.searchParams.get("reset") === "1") resetCounts();
+    return json(counts);
+  }
   if (url.pathname.startsWith("/floor/"))
     return (await filesFloor(request, url, env.FILES)) ?? floor(request, url, env);
   if (url.pathname === "/files" || url.pathname.startsWith("/files/")) return mcp.serveFiles(request, env);

@@ -74,24 +74,26 @@ export const SEAM_RUN_WAIT_MS = 10_000;
 /** A prepared TaskRunner that no create claimed deletes its storage this long after it was prepared. */
 export const PREPARED_RUNNER_TTL_MS = 5 * 60_000;
 /**
- * A Worker isolate hands out a prepared task id only while it is younger than this, well before its runner deletes
+ * A Worker isolate hands out a prepared task id while it is younger than this: a minute before its runner deletes
  * itself (an older one is dropped; creating on a runner that did delete itself would still be safe, only slower).
  */
-export const PREPARED_RUNNER_MAX_AGE_MS = 60_000;
+export const PREPARED_RUNNER_MAX_AGE_MS = PREPARED_RUNNER_TTL_MS - 60_000;
 /**
- * Prepared TaskRunners a Worker isolate keeps ready per endpoint when creates are rare (a burst beyond it creates on
- * new objects, and teaches the pool to grow: PREPARED_RUNNER_POOL_MAX).
+ * A Worker isolate keeps as many prepared TaskRunners per endpoint as creates are expected within this long, at its
+ * create rate of the last PREPARED_RUNNER_RATE_WINDOW_MS (rounded): none below 2.5 creates a second, so that a runner
+ * is prepared only to be claimed well inside FIRST_RUN_FALLBACK_MS of its `prepare` (its alarm then is the task's own
+ * fallback), and enough above it to cover the creates that arrive while a refill is under way.
  */
-export const PREPARED_RUNNER_POOL_SIZE = 2;
+export const PREPARED_RUNNER_LEAD_MS = 200;
+/** The creates an isolate counts for its rate (PREPARED_RUNNER_LEAD_MS). */
+export const PREPARED_RUNNER_RATE_WINDOW_MS = 10_000;
 /**
- * The most prepared TaskRunners a Worker isolate keeps ready per endpoint: the pool grows by one for each create that
- * found it empty within the last PREPARED_RUNNER_DEMAND_WINDOW_MS, up to this. Bounds what an idle isolate leaves
- * behind: at most this many unclaimed runners (each a schema-only database and one alarm) per endpoint, each deleting
- * itself PREPARED_RUNNER_TTL_MS after it was prepared; none is prepared while no create comes.
+ * The most prepared TaskRunners a Worker isolate keeps ready per endpoint, however high its create rate. Bounds what
+ * an isolate leaves behind when its creates stop: at most this many unclaimed runners per endpoint (each a
+ * schema-only database and one alarm), each deleting itself PREPARED_RUNNER_TTL_MS after it was prepared; none is
+ * prepared while no create comes.
  */
 export const PREPARED_RUNNER_POOL_MAX = 32;
-/** How long a create that found the pool empty keeps it one larger (as long as a pooled id stays usable). */
-export const PREPARED_RUNNER_DEMAND_WINDOW_MS = 60_000;
 /**
  * A refill starts this long after the create that asked for it, one at a time per isolate, so that creating the new
  * objects never shares the reply's way out (docs/performance.md, "Create path, round 3").

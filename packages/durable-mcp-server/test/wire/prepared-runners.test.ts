@@ -1,7 +1,11 @@
-import { runInDurableObject } from "cloudflare:test";
+import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/ids.js";
-import { PREPARED_RUNNER_REFILL_DELAY_MS } from "../../src/limits.js";
+import {
+  PREPARED_RUNNER_LEAD_MS,
+  PREPARED_RUNNER_RATE_WINDOW_MS,
+  PREPARED_RUNNER_REFILL_DELAY_MS,
+} from "../../src/limits.js";
 import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
 import { fixtureEnv } from "../helpers.js";
 import { callTaskUntil, final, rpc } from "../jsonrpc.js";
@@ -19,8 +23,27 @@ const timesOf = (taskId: string) =>
 
 const args = { to: "a@example.com", pages: 1 };
 
+const objectCount = async () => (await listDurableObjectIds(fixtureEnv.MCP_TASK_RUNNER)).length;
+
 describe("creates on pre-created TaskRunners, over the wire", () => {
-  it("gives the next create a runner prepared after the previous reply, one object per task", async () => {
+  // First in this file: the router's pool is the isolate's, and counts the creates of its rate window.
+  it("prepares no runner at a low create rate: one object per task, and none made while idle", async () => {
+    const before = await objectCount();
+    for (let i = 0; i < 4; i++) {
+      expect((await callTaskUntil("send_report", args, final)).task.status).toBe("completed");
+      // Idle between creates: long enough for any refill the create asked for to have run.
+      await new Promise((resolve) => setTimeout(resolve, PREPARED_RUNNER_REFILL_DELAY_MS + 250));
+    }
+    expect((await objectCount()) - before).toBe(4);
+  });
+
+  it("gives a create a runner prepared after an earlier reply once the create rate asks for one, one object per task", async () => {
+    // Enough creates within the rate window for the pool to hold a runner (PREPARED_RUNNER_LEAD_MS).
+    const burst = Math.ceil(PREPARED_RUNNER_RATE_WINDOW_MS / PREPARED_RUNNER_LEAD_MS / 2) + 2;
+    for (let i = 0; i < burst; i++) {
+      const created = await rpc("tools/call", { name: "send_report", arguments: args });
+      expect(created.body.result?.taskId).toEqual(expect.any(String));
+    }
     const first = await callTaskUntil("send_report", args, final);
     // The refill starts PREPARED_RUNNER_REFILL_DELAY_MS after the first reply (ctx.waitUntil); give it that and its
     // prepares, then create again. How long the prepares take depends on the machine's load (each is a new object),
