@@ -21,9 +21,11 @@ export const LAYERS = [
   "wire",
   "steps",
   "files",
+  "catalog",
   "runner",
   "fallback",
   "server",
+  "operator",
   "routing",
   "testing",
 ];

@@ -105,6 +105,12 @@ export interface DurableMcpOptions<Env> {
   index?: string | false;
   /** Webhook URLs of `step.webhookUrl`: where they are served and which secret signs them. */
   webhooks?: WebhooksOptions;
+  /**
+   * The task catalog's D1 binding (design/operations.md): every TaskRunner writes its task's row there after each
+   * change, off the request's path. Default "TASK_CATALOG"; without such a binding (or `false`) nothing is written
+   * and the operator API says the catalog is off.
+   */
+  catalog?: string | false;
 }
 
 export interface WebhooksOptions {
@@ -205,6 +211,7 @@ export function durableMcp<Env>(
     files,
     indexBinding,
     webhooks,
+    catalogBinding: options.catalog === false ? undefined : (options.catalog ?? "TASK_CATALOG"),
   });
   // The SDK hands the factory the very authInfo object given to fetch (on the 2025 path too, where the Request
   // is rebuilt), so a fresh authInfo per request carries the request's binding.

@@ -24,6 +24,8 @@ export interface TaskRunnerOptions<Env> {
   files?: FilesSettings;
   /** The per-principal TaskIndex binding, when there is one: a purged task leaves its principal's index. */
   indexBinding?: string;
+  /** The task catalog's D1 binding, when there is one: the runner writes its task's row after every change. */
+  catalogBinding?: string;
   /** Where webhook URLs point and which secret signs them (default `/webhooks`, `WEBHOOK_URL_SECRET`). */
   webhooks?: WebhookSettings;
 }
