@@ -85,6 +85,11 @@ export interface TaskRunnerRpc {
    * identical repeat gets the first answer, a different body 409.
    */
   deliverWebhook(taskId: string, hook: { hookId: string; type: string; payload: string }): Promise<WebhookAnswer>;
+  /**
+   * Writes the task's catalog row again as it stands, as a new version (the operator's reconcile): "gone" when this
+   * object holds no task `taskId`, "off" when the deployment has no catalog.
+   */
+  refreshCatalog(taskId: string): Promise<"refreshed" | "gone" | "off">;
 }
 
 /** The Durable Object class `defineTaskRunner` builds; export it from the Worker under its binding's class name. */
