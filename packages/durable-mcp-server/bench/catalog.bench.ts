@@ -6,6 +6,7 @@ import { ensureCatalogSchema } from "../src/catalog/catalog-schema.js";
 import { writeCatalogRows, type CatalogChange } from "../src/catalog/catalog-writer.js";
 import { newTaskId } from "../src/ids.js";
 import { createCatalogTask, db, waitForRow } from "../test/catalog/helpers.js";
+import { rpc } from "../test/jsonrpc.js";
 
 const percentile = (values: number[], p: number) =>
   values.toSorted((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
@@ -57,6 +58,28 @@ describe("catalog benchmark", () => {
     console.log(
       `[bench] catalog upsert, batch of 50: p50 ${percentile(batched, 0.5).toFixed(2)} ms, p95 ${percentile(batched, 0.95).toFixed(2)} ms (20 batches)`,
     );
+  });
+
+  it("create with the catalog on and off, interleaved, over the wire", async () => {
+    const on: number[] = [];
+    const off: number[] = [];
+    const create = async (path: string) => {
+      const begin = performance.now();
+      const reply = await rpc(
+        "tools/call",
+        { name: "wait_long", arguments: { customer: "bench" } },
+        { principal: "bench-create", path },
+      );
+      expect(reply.body.result?.status).toBe("working");
+      return performance.now() - begin;
+    };
+    for (let i = 0; i < 60; i++) {
+      on.push(await create("/catalog/mcp"));
+      off.push(await create("/no-catalog/mcp"));
+    }
+    const line = (name: string, values: number[]) =>
+      `${name} p50 ${percentile(values, 0.5).toFixed(1)} ms, p95 ${percentile(values, 0.95).toFixed(1)} ms`;
+    console.log(`[bench] create (60 each, interleaved): ${line("catalog on", on)}; ${line("catalog off", off)}`);
   });
 
   it("the catalog's lag behind a create, over the wire", async () => {
