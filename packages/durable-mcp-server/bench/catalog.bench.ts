@@ -36,6 +36,20 @@ function change(taskId: string, version: number): CatalogChange {
   };
 }
 
+const create = async (path: string) => {
+  const begin = performance.now();
+  const reply = await rpc(
+    "tools/call",
+    { name: "wait_long", arguments: { customer: "bench" } },
+    { principal: "bench-create", path },
+  );
+  expect(reply.body.result?.status).toBe("working");
+  return performance.now() - begin;
+};
+
+const line = (name: string, values: number[]) =>
+  `${name} p50 ${percentile(values, 0.5).toFixed(1)} ms, p95 ${percentile(values, 0.95).toFixed(1)} ms`;
+
 describe("catalog benchmark", () => {
   it("one upsert, and batches of 50, into a local D1", async () => {
     await ensureCatalogSchema(db);
@@ -63,22 +77,10 @@ describe("catalog benchmark", () => {
   it("create with the catalog on and off, interleaved, over the wire", async () => {
     const on: number[] = [];
     const off: number[] = [];
-    const create = async (path: string) => {
-      const begin = performance.now();
-      const reply = await rpc(
-        "tools/call",
-        { name: "wait_long", arguments: { customer: "bench" } },
-        { principal: "bench-create", path },
-      );
-      expect(reply.body.result?.status).toBe("working");
-      return performance.now() - begin;
-    };
     for (let i = 0; i < 60; i++) {
       on.push(await create("/catalog/mcp"));
       off.push(await create("/no-catalog/mcp"));
     }
-    const line = (name: string, values: number[]) =>
-      `${name} p50 ${percentile(values, 0.5).toFixed(1)} ms, p95 ${percentile(values, 0.95).toFixed(1)} ms`;
     console.log(`[bench] create (60 each, interleaved): ${line("catalog on", on)}; ${line("catalog off", off)}`);
   });
 
