@@ -62,6 +62,13 @@ describe("who may operate", () => {
     expect(remote).toMatchObject({ status: 403, body: { error: { code: "operator_off" } } });
   });
 
+  it("with a token option whose secret is not set, is served on loopback only", async () => {
+    const local = await operator("", { token: null, base: "http://localhost/catalog-unset/operator" });
+    expect(local).toMatchObject({ status: 200, body: { operator: "local" } });
+    const remote = await operator("", { token: OPERATOR_TOKEN, base: "http://fixture.test/catalog-unset/operator" });
+    expect(remote).toMatchObject({ status: 403, body: { error: { code: "operator_off" } } });
+  });
+
   it("says the catalog is off where no D1 is bound, and still serves the rest", async () => {
     // The wire fixture binds no catalog; its operator API is unconfigured, so loopback only.
     const base = "http://localhost/operator";
