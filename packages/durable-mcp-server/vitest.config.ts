@@ -1,4 +1,4 @@
-import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -6,7 +6,13 @@ export default defineConfig({
     cloudflareTest({
       wrangler: { configPath: "./test/wrangler.jsonc" },
       // Turns on the TaskRunner's test-only seam that durable-mcp-server/testing uses (docs/testing.md).
-      miniflare: { bindings: { DURABLE_MCP_TESTING: true } },
+      // The catalog's migrations, applied by the tests that use its D1 database (applyD1Migrations).
+      miniflare: {
+        bindings: {
+          DURABLE_MCP_TESTING: true,
+          CATALOG_MIGRATIONS: await readD1Migrations("./migrations/catalog"),
+        },
+      },
     }),
   ],
   test: {

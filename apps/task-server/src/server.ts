@@ -17,6 +17,10 @@ export interface Env extends AuthEnv {
   WATCHER_SESSION_SECRET?: string;
   FILES: R2Bucket;
   FILE_URL_SECRET?: string;
+  /** The task catalog (D1) the operator API reads. */
+  TASK_CATALOG?: D1Database;
+  /** The operator API's token (a secret); without it the operator API answers on loopback only. */
+  OPERATOR_TOKEN?: string;
 }
 
 /** The archive buckets `export_contacts` can upload to. */
@@ -53,6 +57,8 @@ export const createServer = (_env: Env) => {
           .meta({ title: "Render time per page (seconds)", description: "0 to 60 s: how long each page takes." }),
       }),
       pollInterval: "1 second",
+      // Filed in the task catalog under the recipient's domain: `durable-mcp tasks list --tag domain=example.com`.
+      tags: ({ to }) => ({ domain: to.slice(to.indexOf("@") + 1) }),
     },
     async ({ to, pages, secondsPerPage }, step) => {
       const rendered: string[] = [];

@@ -13,6 +13,8 @@ const mcp = durableMcp(createServer, {
   authenticate,
   files: { maxSize: 1024 * 1024 * 1024 },
   webhooks: { secret: "FILE_URL_SECRET" },
+  // The operator API (docs/operations.md): with the OPERATOR_TOKEN secret set, that token; without it, loopback only.
+  operator: { token: "OPERATOR_TOKEN" },
 });
 
 export const TaskRunner = mcp.TaskRunner;
@@ -34,6 +36,8 @@ app.all("/mcp", (c) => mcp.serve(c.req.raw, c.env, executionContextOf(c)));
 app.all("/files", (c) => mcp.serveFiles(c.req.raw, c.env));
 app.all("/files/*", (c) => mcp.serveFiles(c.req.raw, c.env));
 app.all("/webhooks/*", (c) => mcp.serveWebhooks(c.req.raw, c.env));
+app.all("/operator", (c) => mcp.serveOperator(c.req.raw, c.env, executionContextOf(c)));
+app.all("/operator/*", (c) => mcp.serveOperator(c.req.raw, c.env, executionContextOf(c)));
 // Outside systems approve `await_approval` here: `POST /events/<taskId>` with `{ type, payload }` and the caller's own
 // bearer token. This route is the Worker's trusted code calling mcp.sendEvent, bound to the caller's principal.
 // The body is bounded before it is read: sendEvent refuses a payload over 256 KiB, and `{ type, payload }` around it

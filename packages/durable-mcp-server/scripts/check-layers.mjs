@@ -32,9 +32,11 @@ export const LAYERS = [
   "wire",
   "steps",
   "files",
+  "catalog",
   "runner",
   "fallback",
   "server",
+  "operator",
   "routing",
   "testing",
 ];

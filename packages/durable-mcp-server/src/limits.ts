@@ -146,3 +146,27 @@ export const MAX_EVENT_PAYLOAD_BYTES = 256 * 1024;
 export const MAX_BUFFERED_EVENTS_PER_TYPE = 100;
 /** Events of all types a live task keeps at once; one more is refused (`buffer_full`). */
 export const MAX_BUFFERED_EVENTS = 1000;
+
+// The task catalog and the operator API (design/operations.md, docs/operations.md).
+/** Author-declared tags per task, and the longest tag key and value (longer ones are refused, not cut). */
+export const MAX_TASK_TAGS = 16;
+export const MAX_TAG_KEY_LENGTH = 64;
+export const MAX_TAG_VALUE_LENGTH = 256;
+/** A runner's catalog write that failed is tried again this many times, backing off from CATALOG_RETRY_MS. */
+export const CATALOG_WRITE_ATTEMPTS = 4;
+export const CATALOG_RETRY_MS = 500;
+/** A status message is kept in the catalog up to this many characters (the runner keeps it whole). */
+export const MAX_CATALOG_MESSAGE_LENGTH = 1024;
+/** Operator list pages: the default and the largest page; the longest text filter. */
+export const OPERATOR_PAGE_SIZE = 50;
+export const MAX_OPERATOR_PAGE_SIZE = 500;
+export const MAX_OPERATOR_TEXT_FILTER = 200;
+/** A bulk cancel takes at most this many tasks (ask again for more), cancelling this many at a time. */
+export const MAX_BULK_TASKS = 10_000;
+export const BULK_CONCURRENCY = 16;
+/** A bulk job not advanced for this long is resumed by the next request that reads it. */
+export const BULK_STALL_MS = 30_000;
+/** Stuck-task thresholds when the request gives none. */
+export const STUCK_WORKING_MS = 15 * 60_000;
+export const STUCK_INPUT_MS = 24 * 60 * 60_000;
+export const STUCK_ALARM_GRACE_MS = 60_000;

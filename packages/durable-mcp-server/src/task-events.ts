@@ -31,7 +31,9 @@ export type TaskEventName =
   | "task_finished"
   | "task_expired"
   | "task_purged"
-  | "replay_diverged";
+  | "replay_diverged"
+  | "catalog_write_failed"
+  | "catalog_tags_refused";
 
 /**
  * How much a TaskRunner logs. "problems" (the default): what an operator must act on or look into — every warning
@@ -65,6 +67,8 @@ const WARNINGS: ReadonlySet<TaskEventName> = new Set([
   "event_refused",
   "input_unavailable",
   "task_expired",
+  "catalog_write_failed",
+  "catalog_tags_refused",
 ]);
 
 export type TaskEventFields = Record<string, string | number | boolean | null | undefined>;

@@ -38,6 +38,9 @@ import {
 } from "../runner/send-event.js";
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from "../runner/webhook-urls.js";
 import { routeWebhookRequest } from "./webhook-routes.js";
+import { catalogDatabase } from "../runner/catalog-feed.js";
+import { bearsOperatorToken, resolveOperator, type OperatorOptions } from "../operator/operator-access.js";
+import { serveOperator } from "../operator/operator-api.js";
 
 /**
  * Who is calling. Tasks are bound to `principal`; `authInfo` reaches tools as `ctx.http.authInfo` (when absent,
@@ -155,6 +158,18 @@ export interface DurableMcpOptions<Env> {
   taskList?: "principal" | "session" | "off";
   /** Webhook URLs of `step.webhookUrl`: where they are served and which secret signs them. */
   webhooks?: WebhooksOptions;
+  /**
+   * The task catalog's D1 binding (design/operations.md): every TaskRunner writes its task's row there after each
+   * change, off the request's path. Default "TASK_CATALOG"; without such a binding (or `false`) nothing is written
+   * and the operator API says the catalog is off.
+   */
+  catalog?: string | false;
+  /**
+   * The operator API (docs/operations.md) under `operator.path` (default "/operator"), authenticated apart from MCP
+   * callers by `authenticate` or a `token` secret binding. Left out, it is served on loopback Hosts only (wrangler
+   * dev); `false` turns it off everywhere.
+   */
+  operator?: OperatorOptions<Env> | false;
 }
 
 /**
@@ -261,6 +276,8 @@ export interface DurableMcp<Env> {
   serveFiles(request: Request, env: Env): Promise<Response>;
   /** Serves webhook POSTs (`step.webhookUrl`); mount under `webhooks.path`. */
   serveWebhooks(request: Request, env: Env): Promise<Response>;
+  /** Serves the operator API; mount under `operator.path`. `ctx` lets bulk actions run on after the reply. */
+  serveOperator(request: Request, env: Env, ctx?: WaitUntil): Promise<Response>;
   /**
    * Sends an event to a task from the Worker's own code (trusted: no MCP credentials are checked). The oldest
    * `step.waitForEvent` of its type takes it, or the task keeps it for a later one. Throws EventRefusedError
@@ -321,6 +338,8 @@ export function durableMcp<Env>(
   const indexBinding = options.index === false || taskList === "off" ? undefined : (options.index ?? "TASK_INDEX");
   const secretBinding = options.sessionSecret ?? "MCP_SESSION_SECRET";
   const withFiles = (server: McpServer) => (files?.tools ? server[registerFileToolsOnce]() : server);
+  const catalogBinding = options.catalog === false ? undefined : (options.catalog ?? "TASK_CATALOG");
+  const operator = resolveOperator(options.operator);
   const TaskRunner = defineTaskRunner<Env>({
     registry: createServer,
     alarmBudgetMs: options.alarmBudgetMs,
@@ -330,6 +349,7 @@ export function durableMcp<Env>(
     // The runner takes its task out of its principal's list at purge; session lists drop their entries themselves.
     indexBinding: taskList === "principal" ? indexBinding : undefined,
     webhooks,
+    catalogBinding,
   });
   // The SDK hands the factory the very authInfo object given to fetch (on the 2025 path too, where the Request
   // is rebuilt), so a fresh authInfo per request carries the request's binding.
@@ -402,6 +422,14 @@ export function durableMcp<Env>(
     try {
       const forbidden = hostRefusal(request, hosts);
       if (forbidden) return jsonRpcErrorResponse(null, forbidden, 403);
+      // An operator's credential is never an MCP caller's.
+      if (bearsOperatorToken(request, env, operator)) {
+        const refused = new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
+          "Unauthorized: an operator token is not accepted here",
+        );
+        return jsonRpcErrorResponse(null, refused, 401);
+      }
       const caller = options.authenticate ? await options.authenticate(request, env) : { principal: "anonymous" };
       if (caller instanceof Response) return caller;
       if (typeof caller?.principal !== "string" || caller.principal.length === 0) {
@@ -496,6 +524,15 @@ export function durableMcp<Env>(
     }
   }
 
+  /** Serves the operator API; its own authentication, never the MCP one. */
+  function serveOperatorApi(request: Request, env: Env, ctx?: WaitUntil): Promise<Response> {
+    return serveOperator(request, env, operator, {
+      db: catalogDatabase(env, catalogBinding),
+      runners: () => runnersFor(env),
+      waitUntil: ctx ? (promise) => ctx.waitUntil(promise) : undefined,
+    });
+  }
+
   function sendEvent(env: Env, taskId: string, event: SendEventInput, eventOptions?: SendEventOptions) {
     return sendTaskEvent(runnersFor(env), taskId, event, eventOptions);
   }
@@ -503,12 +540,25 @@ export function durableMcp<Env>(
   async function fetch(request: Request, env: Env, ctx?: WaitUntil): Promise<Response> {
     const pathname = new URL(request.url).pathname;
     if (pathname.startsWith(`${webhooks.path}/`)) return serveWebhooks(request, env);
+    if (pathname === operator.path || pathname.startsWith(`${operator.path}/`))
+      return serveOperatorApi(request, env, ctx);
     if (files && (pathname === files.path || pathname.startsWith(`${files.path}/`))) return serveFiles(request, env);
     if (pathname !== path) return new Response("Not found", { status: 404 });
     return serve(request, env, ctx);
   }
 
-  return { TaskRunner, FileRunner, TaskIndex, fetch, serve, serveFiles, serveWebhooks, sendEvent, handler };
+  return {
+    TaskRunner,
+    FileRunner,
+    TaskIndex,
+    fetch,
+    serve,
+    serveFiles,
+    serveWebhooks,
+    serveOperator: serveOperatorApi,
+    sendEvent,
+    handler,
+  };
 }
 
 function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSettings & { tools: boolean }) | undefined {

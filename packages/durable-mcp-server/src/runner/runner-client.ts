@@ -136,6 +136,11 @@ export class RunnerClient {
     return this.call(taskId, (runner) => runner.deliverWebhook(taskId, hook));
   }
 
+  /** Writes the task's catalog row again from its runner (reconcile); "gone" when the runner holds no such task. */
+  refreshCatalog(taskId: string): Promise<"refreshed" | "gone" | "off"> {
+    return this.call(taskId, (runner) => runner.refreshCatalog(taskId));
+  }
+
   private call<T>(taskId: string, fn: (runner: TaskRunnerRpc) => Promise<T>): Promise<T> {
     return this.retrying(taskId, () =>
       fn(this.namespace.get(this.namespace.idFromName(taskId)) as unknown as TaskRunnerRpc),

@@ -9,6 +9,8 @@ export interface TaskDefinition {
   handler: (input: unknown, step: Step) => Promise<unknown>;
   ttlMs: number | null;
   pollIntervalMs: number;
+  /** What the task is filed under in the catalog, from its validated input (`registerTask`'s `tags`). */
+  tags?: (input: unknown) => unknown;
 }
 
 /**

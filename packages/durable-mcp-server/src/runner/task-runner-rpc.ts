@@ -24,6 +24,8 @@ export interface TaskRunnerOptions<Env> {
   files?: FilesSettings;
   /** The per-principal TaskIndex binding, when there is one: a purged task leaves its principal's index. */
   indexBinding?: string;
+  /** The task catalog's D1 binding, when there is one: the runner writes its task's row after every change. */
+  catalogBinding?: string;
   /** Where webhook URLs point and which secret signs them (default `/webhooks`, `WEBHOOK_URL_SECRET`). */
   webhooks?: WebhookSettings;
 }
@@ -92,6 +94,11 @@ export interface TaskRunnerRpc {
    * identical repeat gets the first answer, a different body 409.
    */
   deliverWebhook(taskId: string, hook: { hookId: string; type: string; payload: string }): Promise<WebhookAnswer>;
+  /**
+   * Writes the task's catalog row again as it stands, as a new version (the operator's reconcile): "gone" when this
+   * object holds no task `taskId`, "off" when the deployment has no catalog.
+   */
+  refreshCatalog(taskId: string): Promise<"refreshed" | "gone" | "off">;
 }
 
 /**

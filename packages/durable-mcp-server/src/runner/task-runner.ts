@@ -13,8 +13,9 @@ import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { checkInputAnswer } from "./elicit-answer.js";
 import { EventInbox, sha256Hex, waitingMessage, type EventOutcome, type WebhookAnswer } from "./event-inbox.js";
+import { catalogDatabase, CatalogFeed } from "./catalog-feed.js";
 import { migrate, schemaVersion } from "./schema.js";
-import type { TaskRegistry } from "./task-definition.js";
+import { taskDefinitionOf, type TaskRegistry } from "./task-definition.js";
 import { TaskRun, type RunConfig } from "./task-run.js";
 import type {
   TaskAccess,
@@ -98,6 +99,13 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       },
       runConfig,
     );
+    /** The hand-over to the task catalog (a no-op without its D1 binding). */
+    private catalog = new CatalogFeed(
+      { storage: this.ctx.storage, store: this.store, journal: this.journal },
+      catalogDatabase(this.env, options.catalogBinding),
+      (tool) => registryFor(this.env)[taskDefinitionOf](tool),
+      (record) => taskEventLog(eventLevel, record),
+    );
 
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env);
@@ -144,6 +152,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const now = Date.now();
       this.run.cancelled = false;
       this.store.insert(task, now);
+      this.catalog.changed();
       // The alarm prepare (or the alarm handler) armed is known only to the instance that armed it: a field, not
       // getAlarm(), since only this class arms an unclaimed runner, and after an eviction arming anyway is safe (it
       // only costs the setAlarm this saves). One due by now may be on its way already: arm then too. One due in
@@ -169,6 +178,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     private async startFirstRun(): Promise<void> {
       try {
         if (this.ready) await this.run.runDue();
+        this.catalog.changed();
       } catch {
         // Already logged as run_failed; the alarm armed at create retries it, as it retries a failing alarm run.
       }
@@ -370,8 +380,19 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       this.preparedAlarmAt = undefined;
       if (!this.ready) return;
       // Ready without a record: a prepared runner that no create claimed by its deadline.
-      if (!this.store.read()) return this.discardUnclaimed();
-      return this.run.runDue();
+      const record = this.store.read();
+      if (!record) return this.discardUnclaimed();
+      await this.run.runDue();
+      // The run moved the steps on (or the task was purged): the catalog follows.
+      if (this.ready) this.catalog.changed();
+      else await this.catalog.purged(record.taskId);
+    }
+
+    /** Writes this task's catalog row again as it stands (the operator's reconcile); "gone" when there is no task. */
+    async refreshCatalog(taskId: string): Promise<"refreshed" | "gone" | "off"> {
+      const record = this.ready ? this.store.read() : null;
+      if (!record || record.taskId !== taskId) return "gone";
+      return (await this.catalog.refresh()) ? "refreshed" : "off";
     }
 
     /** Applies the current schema to an untouched object (prepare, create, an injected outcome); a no-op once ready. */
@@ -395,6 +416,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     private notify(): void {
+      this.catalog.changed();
       if (this.listeners.size === 0) return;
       const record = this.store.read();
       if (!record) return;

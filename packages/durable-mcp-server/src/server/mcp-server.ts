@@ -116,6 +116,11 @@ export interface TaskConfig<S extends StandardSchemaWithJSON> {
   ttl?: Duration | null;
   /** The polling interval suggested to clients (`pollIntervalMs`). */
   pollInterval?: Duration;
+  /**
+   * What the task is filed under in the task catalog, from its validated input: the operator API and the CLI filter
+   * on them (`--tag customer=acme`). At most 16 tags of string, number or boolean values (docs/limits.md).
+   */
+  tags?: (input: InferOutput<S>) => Record<string, string | number | boolean>;
   /** How a request that does not declare the Tasks extension is served; defaults to the server's `tasks.fallback`. */
   fallback?: FallbackPolicy;
   /** With `fallback: "wait"`: how long the call waits for the result. Defaults to the server's `tasks.waitFor`. */
@@ -301,6 +306,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       waitForMs: config.waitFor === undefined ? this.#defaults.waitForMs : toMilliseconds(config.waitFor),
       inlineMs: inlineBudgetMs(name, config.inline),
       beforeStart: config.beforeStart as RegisteredTask["beforeStart"],
+      tags: config.tags as RegisteredTask["tags"],
     });
     // Listed through the SDK so tools/list shows the schema; calls never reach this callback (see constructor).
     // Listed under the constraint of S: the callback below never sees typed arguments, so none are inferred.

@@ -304,6 +304,14 @@ export class StepJournal {
     return row.wake;
   }
 
+  /** Attempts past each `do` step's first, over the whole task (packed steps took one attempt each). */
+  retryCount(): number {
+    this.flush();
+    return this.sql
+      .exec<{ n: number }>("SELECT COALESCE(SUM(MAX(attempts - 1, 0)), 0) AS n FROM steps WHERE kind = 'do'")
+      .one().n;
+  }
+
   /** Labels of the `do` steps that finished, in order: what already succeeded. */
   completedSteps(): string[] {
     this.flush();

@@ -1,0 +1,193 @@
+import { whereClause, type CatalogFilter } from "../catalog/catalog-queries.js";
+import { ensureCatalogSchema } from "../catalog/catalog-schema.js";
+import { BULK_CONCURRENCY, BULK_STALL_MS } from "../limits.js";
+import type { RunnerClient } from "../runner/runner-client.js";
+import { appendAudit } from "./audit-log.js";
+
+// Bulk cancel by filter, as a job: the matching live tasks created before the job, in task-id order, at most
+// `total` of them, BULK_CONCURRENCY at a time. Progress is saved in D1 after every batch (done, failed, where it got
+// to), so a job whose Worker went away is resumed by the next request that reads it, and cancelling a task twice is a
+// no-op on its runner (the first ending wins).
+
+export interface BulkJob {
+  jobId: string;
+  kind: "cancel";
+  actor: string;
+  filter: CatalogFilter;
+  state: "running" | "done";
+  total: number;
+  done: number;
+  failed: number;
+  createdAt: number;
+  updatedAt: number;
+  /** Only tasks created before this instant are taken (a runaway batch's later tasks need another job). */
+  cutoff: number;
+  afterId: string;
+}
+
+interface JobRow extends Record<string, unknown> {
+  job_id: string;
+  kind: string;
+  actor: string;
+  filter: string;
+  state: string;
+  total: number;
+  done: number;
+  failed: number;
+  created_at: number;
+  updated_at: number;
+  cutoff: number;
+  after_id: string;
+}
+
+function fromJobRow(row: JobRow): BulkJob {
+  return {
+    jobId: row.job_id,
+    kind: "cancel",
+    actor: row.actor,
+    filter: JSON.parse(row.filter) as CatalogFilter,
+    state: row.state as BulkJob["state"],
+    total: row.total,
+    done: row.done,
+    failed: row.failed,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    cutoff: row.cutoff,
+    afterId: row.after_id,
+  };
+}
+
+/** Live tasks only: a bulk cancel never touches a finished one. */
+export function cancellable(filter: CatalogFilter, cutoff: number): CatalogFilter {
+  const live = (filter.status ?? ["working", "input_required"]).filter(
+    (s) => s === "working" || s === "input_required",
+  );
+  return {
+    ...filter,
+    status: live.length > 0 ? live : ["working", "input_required"],
+    createdBefore: Math.min(filter.createdBefore ?? Infinity, cutoff + 1),
+  };
+}
+
+export async function createJob(db: D1Database, actor: string, filter: CatalogFilter, total: number): Promise<BulkJob> {
+  await ensureCatalogSchema(db);
+  const now = Date.now();
+  const job: BulkJob = {
+    jobId: crypto.randomUUID(),
+    kind: "cancel",
+    actor,
+    filter,
+    state: total === 0 ? "done" : "running",
+    total,
+    done: 0,
+    failed: 0,
+    createdAt: now,
+    updatedAt: now,
+    cutoff: now,
+    afterId: "",
+  };
+  await db
+    .prepare(
+      `INSERT INTO durable_mcp_jobs (job_id, kind, actor, filter, state, total, done, failed, created_at, updated_at,
+         cutoff, after_id) VALUES (?, 'cancel', ?, ?, ?, ?, 0, 0, ?, ?, ?, '')`,
+    )
+    .bind(job.jobId, actor, JSON.stringify(filter), job.state, total, now, now, now)
+    .run();
+  return job;
+}
+
+export async function readJob(db: D1Database, jobId: string): Promise<BulkJob | null> {
+  await ensureCatalogSchema(db);
+  const row = await db.prepare("SELECT * FROM durable_mcp_jobs WHERE job_id = ?").bind(jobId).first<JobRow>();
+  return row ? fromJobRow(row) : null;
+}
+
+/** A running job nobody advanced for BULK_STALL_MS (its Worker went away): the reader resumes it. */
+export function isStalled(job: BulkJob, now: number): boolean {
+  return job.state === "running" && now - job.updatedAt >= BULK_STALL_MS;
+}
+
+/**
+ * Runs the job to its end from where it got to. Claims it first (a conditional update of `updated_at`), so two
+ * resumers never run it side by side.
+ */
+export async function runJob(
+  db: D1Database,
+  runners: RunnerClient,
+  job: BulkJob,
+  claimedAt?: number,
+): Promise<BulkJob> {
+  let current = job;
+  if (claimedAt === undefined) {
+    const now = Date.now();
+    const claim = await db
+      .prepare("UPDATE durable_mcp_jobs SET updated_at = ? WHERE job_id = ? AND updated_at = ? AND state = 'running'")
+      .bind(now, job.jobId, job.updatedAt)
+      .run();
+    if ((claim.meta.changes ?? 0) === 0) return (await readJob(db, job.jobId)) ?? job;
+    current = { ...job, updatedAt: now };
+  }
+  const filter = cancellable(current.filter, current.cutoff);
+  const cancelled: string[] = [];
+  while (current.state === "running") {
+    const remaining = current.total - current.done - current.failed;
+    const page = await pageAfter(db, filter, current.afterId, Math.min(BULK_CONCURRENCY, remaining));
+    if (page.length === 0) {
+      current = await saveProgress(db, current, { state: "done" });
+      break;
+    }
+    const outcomes = await Promise.allSettled(
+      page.map((task) => runners.cancel({ taskId: task.taskId, principal: task.principal })),
+    );
+    let done = 0;
+    let failed = 0;
+    outcomes.forEach((outcome, i) => {
+      if (outcome.status === "fulfilled") {
+        done++;
+        cancelled.push(page[i]!.taskId);
+      } else failed++;
+    });
+    current = await saveProgress(db, current, {
+      done: current.done + done,
+      failed: current.failed + failed,
+      afterId: page.at(-1)!.taskId,
+    });
+    if (current.done + current.failed >= current.total) current = await saveProgress(db, current, { state: "done" });
+  }
+  await appendAudit(db, {
+    actor: current.actor,
+    action: "bulk_cancel_finished",
+    target: { jobId: current.jobId, where: current.filter },
+    taskIds: cancelled,
+    outcome: { done: current.done, failed: current.failed, total: current.total },
+  });
+  return current;
+}
+
+async function pageAfter(
+  db: D1Database,
+  filter: CatalogFilter,
+  afterId: string,
+  limit: number,
+): Promise<Array<{ taskId: string; principal: string }>> {
+  if (limit <= 0) return [];
+  const where = whereClause(filter, Date.now());
+  const result = await db
+    .prepare(
+      `SELECT task_id, principal FROM durable_mcp_tasks WHERE ${where.sql} AND task_id > ? ORDER BY task_id LIMIT ?`,
+    )
+    .bind(...where.params, afterId, limit)
+    .all<{ task_id: string; principal: string }>();
+  return result.results.map((row) => ({ taskId: row.task_id, principal: row.principal }));
+}
+
+async function saveProgress(db: D1Database, job: BulkJob, change: Partial<BulkJob>): Promise<BulkJob> {
+  const next = { ...job, ...change, updatedAt: Date.now() };
+  await db
+    .prepare(
+      "UPDATE durable_mcp_jobs SET state = ?, done = ?, failed = ?, after_id = ?, updated_at = ? WHERE job_id = ?",
+    )
+    .bind(next.state, next.done, next.failed, next.afterId, next.updatedAt, next.jobId)
+    .run();
+  return next;
+}
