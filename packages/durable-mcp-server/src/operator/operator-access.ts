@@ -1,16 +1,53 @@
 import { OperatorError } from "./operator-errors.js";
 
-/** Who is operating: the name every audit entry carries. */
+/**
+ * Who is operating: the name every audit entry carries.
+ *
+ * @example
+ * ```ts
+ * import type { Operator } from "durable-mcp-server";
+ *
+ * const operator: Operator = { name: "oncall:alice" };
+ * ```
+ */
 export interface Operator {
   name: string;
 }
 
-/** Return an Operator, or a Response (a 401 with a challenge, say) to answer the request with instead. */
+/**
+ * Decides who may use the operator API: return an Operator, or a Response (a 401 with a challenge, say) to answer
+ * the request with instead.
+ *
+ * @example
+ * ```ts
+ * import type { AuthenticateOperator } from "durable-mcp-server";
+ *
+ * interface Env {
+ *   OPS_TOKEN: string;
+ * }
+ *
+ * const authenticate: AuthenticateOperator<Env> = (request, env) =>
+ *   request.headers.get("Authorization") === `Bearer ${env.OPS_TOKEN}`
+ *     ? { name: "ops" }
+ *     : new Response("unauthorized", { status: 401, headers: { "WWW-Authenticate": "Bearer" } });
+ * ```
+ */
 export type AuthenticateOperator<Env> = (
   request: Request,
   env: Env,
 ) => Operator | Response | Promise<Operator | Response>;
 
+/**
+ * The operator API's settings (`durableMcp(createServer, { operator })`): who may operate and where it is served.
+ * Left out, the API answers on loopback Hosts only (`wrangler dev`); `false` turns it off.
+ *
+ * @example
+ * ```ts
+ * import type { OperatorOptions } from "durable-mcp-server";
+ *
+ * const operator: OperatorOptions<unknown> = { token: "OPERATOR_TOKEN", path: "/ops-api" };
+ * ```
+ */
 export interface OperatorOptions<Env> {
   /** Decides who may operate. Never the MCP `authenticate`: an MCP caller's credential is not an operator's. */
   authenticate?: AuthenticateOperator<Env>;
