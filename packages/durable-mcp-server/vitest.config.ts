@@ -4,9 +4,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   plugins: [
     cloudflareTest({
+      // The fixture Worker exports its TaskRunner with the test-only seam (withTestingSeam, docs/testing.md).
       wrangler: { configPath: "./test/wrangler.jsonc" },
-      // Turns on the TaskRunner's test-only seam that durable-mcp-server/testing uses (docs/testing.md).
-      miniflare: { bindings: { DURABLE_MCP_TESTING: true } },
     }),
   ],
   test: {

@@ -1,11 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import {
-  FIRST_RUN_FALLBACK_MS,
-  MAX_KEPT_RESULT_CHARS,
-  PREPARED_RUNNER_TTL_MS,
-  SEAM_RUN_WAIT_MS,
-  TIMELINE_LIMIT,
-} from "../limits.js";
+import { FIRST_RUN_FALLBACK_MS, MAX_KEPT_RESULT_CHARS, PREPARED_RUNNER_TTL_MS, TIMELINE_LIMIT } from "../limits.js";
 import { StepJournal } from "../steps/journal.js";
 import { stepLabel } from "../steps/step-record.js";
 import { DEFAULT_TASK_EVENT_LEVEL, taskEventLog } from "../task-events.js";
@@ -27,14 +21,7 @@ import type {
 import { FINAL_STATUSES, TaskStore, type NewTask, type TaskRecord, type TaskStatus } from "./task-store.js";
 import { watchStream } from "./task-stream.js";
 import { toDetailedTask, toTask, toTaskText, type TaskText } from "./task-view.js";
-import {
-  applyTestingOp,
-  assertTestingEnabled,
-  TESTING_SEAM,
-  TestingSeamError,
-  type TestingAnswer,
-  type TestingOp,
-} from "./testing-seam.js";
+import { SEAM_HOST, warnLegacyTestingVariable, type SeamHost } from "./seam-host.js";
 import { DEFAULT_WEBHOOK_SETTINGS } from "./webhook-urls.js";
 
 // The TaskRunner Durable Object: its RPC methods (the contract is task-runner-rpc.ts) over the task's record, journal
@@ -105,6 +92,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const version = schemaVersion(ctx.storage.sql);
       if (version > 0) migrate(ctx.storage, version);
       this.ready = version > 0;
+      warnLegacyTestingVariable(this, env);
     }
 
     async prepare(): Promise<boolean> {
@@ -327,33 +315,19 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     /**
-     * The test-only seam (runner/testing-seam.ts, docs/testing.md): refused unless the env has DURABLE_MCP_TESTING.
-     * Deliberately not in TaskRunnerRpc. It waits for a run under way to end, so it never writes under one. Off, it
-     * throws; on, a misuse is answered as a refusal.
+     * What the testing seam works on (runner/seam-host.ts). Symbol-keyed, so not callable over RPC: only the
+     * subclass a test config exports (withTestingSeam, durable-mcp-server/testing) reaches it.
      */
-    async [TESTING_SEAM](op: TestingOp): Promise<TestingAnswer> {
-      assertTestingEnabled(this.env);
-      for (let waitedMs = 0; this.run.running; waitedMs += 10) {
-        if (waitedMs >= SEAM_RUN_WAIT_MS) {
-          throw new Error(`a run of this task is still under way after ${SEAM_RUN_WAIT_MS / 1000} s`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      // A step outcome may be injected before the task exists: its journal is then waiting for it.
-      if (op?.op === "inject") this.applySchema();
-      const record = this.ready ? this.store.read() : null;
-      const now = Date.now();
-      let reply;
-      try {
-        reply = applyTestingOp(op, record, this.journal, now);
-      } catch (error) {
-        if (error instanceof TestingSeamError) return { ok: false, refused: error.message };
-        throw error;
-      }
-      // The alarm already set stays as it is, so that the kit's runDurableObjectAlarm runs it (and the run) now,
-      // rather than racing one that fires by itself; only a task with no alarm gets one.
-      if (reply.wake && record && (await this.ctx.storage.getAlarm()) === null) await this.run.wake(now);
-      return { ok: true, reply };
+    [SEAM_HOST](): SeamHost {
+      return {
+        sql: this.ctx.storage.sql,
+        journal: this.journal,
+        running: () => this.run.running,
+        applySchema: () => this.applySchema(),
+        record: () => (this.ready ? this.store.read() : null),
+        wake: (now) => this.run.wake(now),
+        getAlarm: () => this.ctx.storage.getAlarm(),
+      };
     }
 
     override async alarm(): Promise<void> {
