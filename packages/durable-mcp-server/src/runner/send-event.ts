@@ -1,6 +1,7 @@
 import { EventRefusedError } from "../errors/event-errors.js";
 import { isTaskIdShape } from "../ids.js";
-import { MAX_EVENT_PAYLOAD_BYTES, MAX_EVENT_TYPE_LENGTH } from "../limits.js";
+import { MAX_EVENT_TYPE_LENGTH } from "../limits.js";
+import { eventPayloadProblem } from "./event-payload.js";
 import type { RunnerClient } from "./runner-client.js";
 
 /** An event as the Worker's code sends it. */
@@ -20,7 +21,8 @@ export type SendEventResult = { outcome: "delivered"; step: string } | { outcome
 
 /**
  * Sends an event to task `taskId` (`mcp.sendEvent`, the testing kit's `sendEvent`). Checked here, before any
- * Durable Object is reached: the type, the payload (JSON, at most MAX_EVENT_PAYLOAD_BYTES) and the id's shape. Every
+ * Durable Object is reached: the type, the payload (JSON, at most MAX_EVENT_PAYLOAD_BYTES and MAX_JSON_DEPTH levels deep) and the id's
+ * shape (the TaskRunner checks the payload again). Every
  * refusal is an EventRefusedError; nothing was changed then.
  */
 export async function sendTaskEvent(
@@ -43,13 +45,8 @@ export async function sendTaskEvent(
     throw new EventRefusedError("invalid_event", `the payload is not JSON: ${(error as Error).message}`);
   }
   if (payload === undefined) throw new EventRefusedError("invalid_event", "the payload is not JSON");
-  const bytes = new TextEncoder().encode(payload).byteLength;
-  if (bytes > MAX_EVENT_PAYLOAD_BYTES) {
-    throw new EventRefusedError(
-      "payload_too_large",
-      `the payload is ${bytes} bytes of JSON; an event's may be at most ${MAX_EVENT_PAYLOAD_BYTES}`,
-    );
-  }
+  const problem = eventPayloadProblem(payload);
+  if (problem) throw new EventRefusedError(problem.refused, problem.message);
   if (options.principal !== undefined && typeof options.principal !== "string") {
     throw new EventRefusedError("invalid_event", "principal must be a string");
   }

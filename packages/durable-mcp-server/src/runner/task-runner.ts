@@ -6,6 +6,8 @@ import { DEFAULT_TASK_EVENT_LEVEL, taskEventLog } from "../task-events.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { checkInputAnswer } from "./elicit-answer.js";
+import type { EventRefusal } from "../errors/event-errors.js";
+import { eventPayloadProblem } from "./event-payload.js";
 import { EventInbox, sha256Hex, waitingMessage, type EventOutcome, type WebhookAnswer } from "./event-inbox.js";
 import { migrate, schemaVersion } from "./schema.js";
 import type { TaskRegistry } from "./task-definition.js";
@@ -278,7 +280,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const outcome = await this.acceptEvent(record, hook.type, hook.payload, "webhook");
       if ("refused" in outcome) {
         // Refused bodies are not recorded: the sender may try again once the inbox has room.
-        const status = outcome.refused === "task_finished" ? 410 : outcome.refused === "buffer_full" ? 429 : 400;
+        const status = WEBHOOK_REFUSAL_STATUS[outcome.refused] ?? 400;
         return { status, body: { error: outcome.refused, message: outcome.message } };
       }
       const answer: WebhookAnswer = { status: 202, body: { ...outcome, type: hook.type } };
@@ -293,6 +295,12 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     private async acceptEvent(record: TaskRecord, type: string, payload: string, via: string): Promise<EventOutcome> {
       if (FINAL_STATUSES.has(record.status)) {
         return { refused: "task_finished", message: `task ${record.taskId} is ${record.status}` };
+      }
+      // Whoever called: a payload the task's replays could not read back never reaches its journal or inbox.
+      const problem = typeof payload === "string" ? eventPayloadProblem(payload) : NOT_TEXT;
+      if (problem) {
+        this.run.events(record)("event_refused", { type, via, reason: problem.refused });
+        return problem;
       }
       const now = Date.now();
       const stored = { type, payload, sentAt: now };
@@ -395,6 +403,16 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
   };
 }
+
+/** A webhook's answer to each refusal (anything else is 400). */
+const WEBHOOK_REFUSAL_STATUS: Partial<Record<EventRefusal, number>> = {
+  task_finished: 410,
+  buffer_full: 429,
+  payload_too_large: 413,
+};
+
+/** A payload that is not JSON text at all (only a direct RPC can send one). */
+const NOT_TEXT = { refused: "invalid_event", message: "the payload is not JSON text" } as const;
 
 /** The key (in the object's KV storage, beside its SQL tables) holding an unclaimed runner's deadline. */
 export const PREPARED_DEADLINE_KEY = "preparedDeadline";

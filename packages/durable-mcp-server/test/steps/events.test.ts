@@ -207,4 +207,40 @@ describe("sendEvent refusals", () => {
     expect(await refusal(send(started, { type: "approved" }))).toMatchObject({ reason: "task_finished" });
     expect(await buffered(started)).toEqual({});
   });
+
+  it("refuses a payload nested 100,000 levels deep (about 200 KB) on every path, and the task is unharmed", async () => {
+    const started = await startTask("event_wait");
+    await waitForStep(started, "approval", "waiting");
+    const levels = 100_000;
+    const deepText = "[".repeat(levels) + "]".repeat(levels);
+    expect(deepText.length).toBeLessThan(MAX_EVENT_PAYLOAD_BYTES);
+    let deepValue: unknown = null;
+    for (let i = 0; i < levels; i++) deepValue = [deepValue];
+    // mcp.sendEvent (and every route over it, the demo's POST /events/<taskId> among them).
+    expect(await refusal(send(started, { type: "approved", payload: deepValue }))).toMatchObject({
+      reason: "invalid_event",
+    });
+    // The TaskRunner itself, whoever calls it: an event, and a webhook delivery.
+    const sent = await started.stub.sendEvent(started.taskId, { type: "approved", payload: deepText }, "alice");
+    expect(sent).toMatchObject({ refused: "invalid_event", message: /nests deeper than 64 levels/ });
+    const hook = { hookId: "deep", type: "approved", payload: deepText };
+    expect(await started.stub.deliverWebhook(started.taskId, hook)).toMatchObject({
+      status: 400,
+      body: { error: "invalid_event" },
+    });
+    // 64 levels are still an event.
+    const deepest = "[".repeat(63) + "{}" + "]".repeat(63);
+    expect(await started.stub.sendEvent(started.taskId, { type: "other", payload: deepest }, "alice")).toEqual({
+      outcome: "buffered",
+    });
+    expect(await buffered(started)).toEqual({ other: 1 });
+    expect((await stepsOf(started))[0]).toMatchObject({ name: "approval", state: "waiting" });
+    expect(await send(started, { type: "approved", payload: { by: "ada" } })).toEqual({
+      outcome: "delivered",
+      step: "approval",
+    });
+    const task = await waitForTask(started, isFinal);
+    expect(task.status).toBe("completed");
+    expect(textOf(task)).toMatchObject({ type: "approved", payload: { by: "ada" } });
+  });
 });
