@@ -166,11 +166,12 @@ export interface DurableMcp<Env> {
   /** Serves webhook POSTs (`step.webhookUrl`); mount under `webhooks.path`. */
   serveWebhooks(request: Request, env: Env): Promise<Response>;
   /**
-   * Sends an event to a task from the Worker's own code (trusted: no MCP credentials are checked). The oldest
-   * `step.waitForEvent` of its type takes it, or the task keeps it for a later one. Throws EventRefusedError
-   * (unknown or, with `principal`, foreign task; finished task; full buffer; payload too large; invalid event).
+   * Sends an event to a task from the Worker's own code (no MCP credentials are checked). `options` says whose task
+   * it may reach: `{ principal }` (another's is refused as unknown) or `{ trustedSender: true }` (any task by id).
+   * The oldest `step.waitForEvent` of its type takes it, or the task keeps it for a later one. Throws
+   * EventRefusedError (unknown or foreign task; finished task; full buffer; payload too large; invalid event).
    */
-  sendEvent(env: Env, taskId: string, event: SendEventInput, options?: SendEventOptions): Promise<SendEventResult>;
+  sendEvent(env: Env, taskId: string, event: SendEventInput, options: SendEventOptions): Promise<SendEventResult>;
   /** The SDK's handler underneath, as `createMcpHandler` returned it. */
   handler: ReturnType<typeof createMcpHandler>;
 }
@@ -362,7 +363,7 @@ export function durableMcp<Env>(
     }
   }
 
-  function sendEvent(env: Env, taskId: string, event: SendEventInput, eventOptions?: SendEventOptions) {
+  function sendEvent(env: Env, taskId: string, event: SendEventInput, eventOptions: SendEventOptions) {
     return sendTaskEvent(runnersFor(env), taskId, event, eventOptions);
   }
 

@@ -11,10 +11,15 @@ export interface SendEventInput {
   payload?: unknown;
 }
 
-export interface SendEventOptions {
-  /** Deliver only if the task belongs to this principal; another's task is refused as `unknown_task`. */
-  principal?: string;
-}
+/**
+ * Whose task the event may reach, a required choice: `{ principal }`, the caller's (another principal's task is
+ * refused as `unknown_task`, as an unknown one); or `{ trustedSender: true }`, for the Worker's own server-side code
+ * that may reach any task whose id it holds (a queue consumer, a cron) — never for a route that relays a caller's
+ * request.
+ */
+export type SendEventOptions =
+  | { principal: string; trustedSender?: never }
+  | { trustedSender: true; principal?: never };
 
 /** What a sent event did: a waiting step (`step`, its label) took it, or the task keeps it for a later wait. */
 export type SendEventResult = { outcome: "delivered"; step: string } | { outcome: "buffered" };
@@ -29,8 +34,9 @@ export async function sendTaskEvent(
   runners: RunnerClient,
   taskId: string,
   event: SendEventInput,
-  options: SendEventOptions = {},
+  options: SendEventOptions,
 ): Promise<SendEventResult> {
+  const principal = senderPrincipal(options);
   const type = (event as Partial<SendEventInput> | null)?.type;
   if (typeof type !== "string" || type.length === 0 || type.length > MAX_EVENT_TYPE_LENGTH) {
     throw new EventRefusedError(
@@ -47,11 +53,20 @@ export async function sendTaskEvent(
   if (payload === undefined) throw new EventRefusedError("invalid_event", "the payload is not JSON");
   const problem = eventPayloadProblem(payload);
   if (problem) throw new EventRefusedError(problem.refused, problem.message);
-  if (options.principal !== undefined && typeof options.principal !== "string") {
-    throw new EventRefusedError("invalid_event", "principal must be a string");
-  }
   if (!isTaskIdShape(taskId)) throw new EventRefusedError("unknown_task", `no task ${String(taskId)}`);
-  const outcome = await runners.sendEvent(taskId, { type, payload }, options.principal);
+  const outcome = await runners.sendEvent(taskId, { type, payload }, principal);
   if ("refused" in outcome) throw new EventRefusedError(outcome.refused, outcome.message);
   return outcome;
+}
+
+/** The principal the task must belong to, or undefined for a trusted sender; refuses anything but one of the two. */
+function senderPrincipal(options: SendEventOptions | undefined): string | undefined {
+  const { principal, trustedSender } = (options ?? {}) as { principal?: unknown; trustedSender?: unknown };
+  if (typeof principal === "string" && trustedSender === undefined) return principal;
+  if (trustedSender === true && principal === undefined) return undefined;
+  throw new EventRefusedError(
+    "invalid_event",
+    "sendEvent needs whose task it may reach: { principal } (the caller's, a string) or { trustedSender: true } " +
+      "(server-side code that may reach any task), not both",
+  );
 }
