@@ -138,3 +138,20 @@ export const MAX_EVENT_PAYLOAD_BYTES = 256 * 1024;
 export const MAX_BUFFERED_EVENTS_PER_TYPE = 100;
 /** Events of all types a live task keeps at once; one more is refused (`buffer_full`). */
 export const MAX_BUFFERED_EVENTS = 1000;
+
+/**
+ * Open watch streams one TaskRunner serves at once (2025-11-25 `tasks/result` streams, SEP-2663 listens naming the
+ * task): each holds a listener in the object and a stream through the Worker. Enforced by the object, so across
+ * every Worker instance; docs/limits.md.
+ */
+export const MAX_STREAMS_PER_TASK = 32;
+/**
+ * Long-lived streams (`tasks/result` streams and task listens) one principal holds open at once through one Worker
+ * instance; docs/limits.md.
+ */
+export const MAX_STREAMS_PER_PRINCIPAL = 64;
+/**
+ * How often a TaskRunner's watch stream writes a keep-alive line: a stream its reader closed is seen (and its listener
+ * dropped) at the next write, so within this long (runner/task-stream.ts).
+ */
+export const WATCH_PING_MS = 2_000;

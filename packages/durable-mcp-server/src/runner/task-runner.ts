@@ -1,5 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
-import { FIRST_RUN_FALLBACK_MS, MAX_KEPT_RESULT_CHARS, PREPARED_RUNNER_TTL_MS, TIMELINE_LIMIT } from "../limits.js";
+import {
+  FIRST_RUN_FALLBACK_MS,
+  MAX_KEPT_RESULT_CHARS,
+  MAX_STREAMS_PER_TASK,
+  PREPARED_RUNNER_TTL_MS,
+  TIMELINE_LIMIT,
+} from "../limits.js";
 import { StepJournal } from "../steps/journal.js";
 import { stepLabel } from "../steps/step-record.js";
 import { DEFAULT_TASK_EVENT_LEVEL, taskEventLog } from "../task-events.js";
@@ -19,6 +25,7 @@ import type {
   TaskRunnerOptions,
   TaskRunnerRpc,
   UpdateOutcome,
+  TooManyStreams,
 } from "./task-runner-rpc.js";
 import { FINAL_STATUSES, TaskStore, type NewTask, type TaskRecord, type TaskStatus } from "./task-store.js";
 import { watchStream } from "./task-stream.js";
@@ -240,9 +247,11 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
      * A stream of the task as newline-delimited JSON: now, then after every change, closing once it is final.
      * Null when the task is unknown to this principal.
      */
-    async watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null> {
+    async watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null | TooManyStreams> {
       const record = this.owned(access);
       if (!record) return null;
+      // Each stream is a listener here and a stream through a Worker: bounded per task, whoever opens them.
+      if (this.listeners.size >= MAX_STREAMS_PER_TASK) return "too_many_streams";
       return watchStream(this.listeners, this.detailed(record));
     }
 
