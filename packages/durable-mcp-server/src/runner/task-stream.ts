@@ -18,7 +18,7 @@ export function watchStream(listeners: Set<TaskListener>, first: DetailedTask): 
   let ping: ReturnType<typeof setInterval> | undefined;
   const stop = () => {
     if (listener) listeners.delete(listener);
-    clearInterval(ping);
+    if (ping !== undefined) clearInterval(ping);
   };
   return new ReadableStream<Uint8Array>({
     start: (controller) => {
