@@ -5,8 +5,9 @@ export default defineConfig({
   plugins: [
     cloudflareTest({
       wrangler: { configPath: "./wrangler.jsonc" },
-      // Only under tests: lets durable-mcp-server/testing make sleeps due now and mock steps (refused without it).
-      miniflare: { bindings: { DURABLE_MCP_TESTING: true } },
+      // Only under tests: the Worker with the TaskRunner that lets durable-mcp-server/testing make sleeps due now and
+      // mock steps (test/worker.ts); what you deploy is wrangler.jsonc's `main`.
+      main: "./test/worker.ts",
     }),
   ],
   // Resolve packages as `wrangler dev` and `wrangler deploy` would: wrangler's own WRANGLER_BUILD_CONDITIONS, when set,

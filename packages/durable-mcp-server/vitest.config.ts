@@ -4,12 +4,11 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   plugins: [
     cloudflareTest({
+      // The fixture Worker exports its TaskRunner with the test-only seam (withTestingSeam, docs/testing.md).
       wrangler: { configPath: "./test/wrangler.jsonc" },
-      // Turns on the TaskRunner's test-only seam that durable-mcp-server/testing uses (docs/testing.md).
       // The catalog's migrations, applied by the tests that use its D1 database (applyD1Migrations).
       miniflare: {
         bindings: {
-          DURABLE_MCP_TESTING: true,
           CATALOG_MIGRATIONS: await readD1Migrations("./migrations/catalog"),
         },
       },

@@ -1,7 +1,8 @@
 // The library the way a user meets it: packs durable-mcp-server, copies the starter (examples/report-task) to a
 // folder outside the repository, points its dependency at the tarball, and with plain npm under the machine's own
 // Node (no pnpm, no workspace, none of the repository's PATH) installs it, typechecks it (also under strict,
-// exactOptionalPropertyTypes and noPropertyAccessFromIndexSignature), runs its tests, bundles it, and makes a real
+// exactOptionalPropertyTypes and noPropertyAccessFromIndexSignature), runs its tests, bundles it (and checks that the
+// bundle has none of the testing seam), and makes a real
 // task call to it under `wrangler dev`. Writes its checks to results/tests/install-check.json and prints the
 // tarball's and the bundle's sizes.
 import { execFileSync, spawn } from "node:child_process";
@@ -25,6 +26,8 @@ const work = mkdtempSync(join(tmpdir(), "install-check-"));
 const port = Number(process.env["INSTALL_CHECK_PORT"] ?? 8785);
 const checks: string[] = [];
 const began = performance.now();
+/** Code only the testing seam has (durable-mcp-server/testing's withTestingSeam and runner/testing-seam.ts). */
+const SEAM_MARKERS = ["function withTestingSeam", "function runTestingOp", "TestingSeamError", "INTO injected_steps"];
 
 // The machine's own environment: nothing of pnpm's or the workspace's (node_modules/.bin with Node 22, npx caches,
 // npm_* settings, the workspace's wrangler conditions).
@@ -106,6 +109,13 @@ async function main() {
   check("wrangler deploy --dry-run", () => {
     sh(starter, "npm", ["run", "build"]);
     bundleKiB = statSync(join(starter, "dist/index.js")).size / 1024;
+  });
+  check("the deployed bundle has none of the testing seam", () => {
+    // The starter's tests export withTestingSeam's TaskRunner from test/worker.ts; what `main` bundles must not
+    // contain the seam (the names survive bundling: wrangler does not minify by default).
+    const bundle = readFileSync(join(starter, "dist/index.js"), "utf8");
+    const found = SEAM_MARKERS.filter((marker) => bundle.includes(marker));
+    if (found.length > 0) throw new Error(`dist/index.js contains the testing seam: ${found.join(", ")}`);
   });
   await taskCallUnderWranglerDev(starter);
   checks.push("a task call under wrangler dev");

@@ -170,3 +170,20 @@ export const BULK_STALL_MS = 30_000;
 export const STUCK_WORKING_MS = 15 * 60_000;
 export const STUCK_INPUT_MS = 24 * 60 * 60_000;
 export const STUCK_ALARM_GRACE_MS = 60_000;
+
+/**
+ * Open watch streams one TaskRunner serves at once (2025-11-25 `tasks/result` streams, SEP-2663 listens naming the
+ * task): each holds a listener in the object and a stream through the Worker. Enforced by the object, so across
+ * every Worker instance; docs/limits.md.
+ */
+export const MAX_STREAMS_PER_TASK = 32;
+/**
+ * Long-lived streams (`tasks/result` streams and task listens) one principal holds open at once through one Worker
+ * instance; docs/limits.md.
+ */
+export const MAX_STREAMS_PER_PRINCIPAL = 64;
+/**
+ * How often a TaskRunner's watch stream writes a keep-alive line: a stream its reader closed is seen (and its listener
+ * dropped) at the next write, so within this long (runner/task-stream.ts).
+ */
+export const WATCH_PING_MS = 2_000;

@@ -279,11 +279,12 @@ export interface DurableMcp<Env> {
   /** Serves the operator API; mount under `operator.path`. `ctx` lets bulk actions run on after the reply. */
   serveOperator(request: Request, env: Env, ctx?: WaitUntil): Promise<Response>;
   /**
-   * Sends an event to a task from the Worker's own code (trusted: no MCP credentials are checked). The oldest
-   * `step.waitForEvent` of its type takes it, or the task keeps it for a later one. Throws EventRefusedError
-   * (unknown or, with `principal`, foreign task; finished task; full buffer; payload too large; invalid event).
+   * Sends an event to a task from the Worker's own code (no MCP credentials are checked). `options` says whose task
+   * it may reach: `{ principal }` (another's is refused as unknown) or `{ trustedSender: true }` (any task by id).
+   * The oldest `step.waitForEvent` of its type takes it, or the task keeps it for a later one. Throws
+   * EventRefusedError (unknown or foreign task; finished task; full buffer; payload too large; invalid event).
    */
-  sendEvent(env: Env, taskId: string, event: SendEventInput, options?: SendEventOptions): Promise<SendEventResult>;
+  sendEvent(env: Env, taskId: string, event: SendEventInput, options: SendEventOptions): Promise<SendEventResult>;
   /** The SDK's handler underneath, as `createMcpHandler` returned it. */
   handler: ReturnType<typeof createMcpHandler>;
 }
@@ -533,7 +534,7 @@ export function durableMcp<Env>(
     });
   }
 
-  function sendEvent(env: Env, taskId: string, event: SendEventInput, eventOptions?: SendEventOptions) {
+  function sendEvent(env: Env, taskId: string, event: SendEventInput, eventOptions: SendEventOptions) {
     return sendTaskEvent(runnersFor(env), taskId, event, eventOptions);
   }
 

@@ -14,6 +14,7 @@ import type { TaskAccess } from "../runner/task-runner-rpc.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY } from "../wire/protocol.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
 import { mapBounded } from "./bounded.js";
+import { takeStreamSlot, tooManyStreams } from "./stream-budget.js";
 import type { CallerContext } from "../runner/caller-context.js";
 import { tasksOf } from "../runner/task-stream.js";
 
@@ -87,6 +88,9 @@ export async function serveTaskListen(
   }
 
   const ids = [...new Set(requested.filter(isTaskIdShape))];
+  // A listen is one of the principal's stream slots, given back when it ends however it ends (docs/limits.md).
+  const release = takeStreamSlot(context.principal);
+  if (!release) return tooManyStreams(listen.id, "principal");
   // An id that is not this caller's task answers null at once from an object that stays empty (no storage, no
   // stream), so it costs one call and is gone; owned ones open a stream each.
   const opened = await mapBounded(ids, LISTEN_CONCURRENCY, async (taskId) => {
@@ -98,18 +102,28 @@ export async function serveTaskListen(
     }
   });
   const failure = opened.find((w) => "error" in w);
-  if (failure) {
+  const full = opened.some((w) => w.stream === "too_many_streams");
+  if (failure || full) {
     // Release the streams already open before the request fails, so no TaskRunner keeps a dead listener.
-    await Promise.allSettled(opened.map((w) => w.stream?.cancel()));
-    throw failure.error;
+    await Promise.allSettled(opened.map((w) => (typeof w.stream === "object" ? w.stream?.cancel() : undefined)));
+    release();
+    if (failure) throw failure.error;
+    return tooManyStreams(listen.id, "task");
   }
-  const accepted = opened.filter((w): w is { taskId: string; stream: ReadableStream<Uint8Array> } => w.stream !== null);
-  return new Response(sseStream(listen.id, accepted), {
+  const accepted = opened.filter(
+    (w): w is { taskId: string; stream: ReadableStream<Uint8Array> } =>
+      w.stream !== null && typeof w.stream === "object",
+  );
+  return new Response(sseStream(listen.id, accepted, release), {
     headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
   });
 }
 
-function sseStream(id: string | number, watched: Array<{ taskId: string; stream: ReadableStream<Uint8Array> }>) {
+function sseStream(
+  id: string | number,
+  watched: Array<{ taskId: string; stream: ReadableStream<Uint8Array> }>,
+  release: () => void,
+) {
   const encoder = new TextEncoder();
   const subscriptionMeta = { [SUBSCRIPTION_ID_META_KEY]: id };
   const readers = watched.map((w) => w.stream.pipeThrough(new TextDecoderStream()).getReader());
@@ -118,6 +132,7 @@ function sseStream(id: string | number, watched: Array<{ taskId: string; stream:
   const stop = () => {
     open = false;
     if (keepalive) clearInterval(keepalive);
+    release();
   };
   return new ReadableStream<Uint8Array>({
     async start(controller) {

@@ -3,7 +3,7 @@ import { newTaskId } from "../ids.js";
 import type { RunnerPool } from "./runner-pool.js";
 import { taskIndexOf, type IndexCursor, type IndexEntry, type IndexScope } from "./task-index.js";
 import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
-import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "./task-runner-rpc.js";
+import type { TaskAccess, TaskRunnerRpc, TooManyStreams, UpdateOutcome } from "./task-runner-rpc.js";
 import type { NewTask } from "./task-store.js";
 import type { TaskText } from "./task-view.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
@@ -119,7 +119,7 @@ export class RunnerClient {
     return this.call(access.taskId, (runner) => runner.awaitSettled(access, timeoutMs));
   }
 
-  watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null> {
+  watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null | TooManyStreams> {
     return this.call(access.taskId, (runner) => runner.watch(access));
   }
 

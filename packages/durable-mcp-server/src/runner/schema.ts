@@ -20,6 +20,7 @@ import {
  *     the journal's seq without AUTOINCREMENT (a rebuilt table).
  * 11: steps packed into the row before them (`pack`): a run of new steps that succeeded at their first attempt is
  *     one row, not one each (journal.ts).
+ * 12: outcomes the testing seam injected, apart from the journal (steps/injected-outcomes.ts).
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -155,6 +156,16 @@ const MIGRATIONS: readonly Migration[] = [
   // (journal.ts, PackedStep): a run of new steps that return at once is one row, not one each — a row insert is
   // most of what such a step costs. NULL for every row written before, and for any row followed by no such steps.
   `ALTER TABLE steps ADD COLUMN pack TEXT;`,
+  // Injected step outcomes (the testing seam), consulted where a step would run its body. A deployed task never had
+  // any: the seam wrote its outcomes into the journal only in tests, so no journal row moves here.
+  `CREATE TABLE injected_steps (
+     name TEXT NOT NULL,
+     occurrence INTEGER NOT NULL,
+     state TEXT NOT NULL CHECK (state IN ('done', 'failed')),
+     result TEXT,
+     error TEXT,
+     PRIMARY KEY (name, occurrence)
+   ) WITHOUT ROWID;`,
 ];
 
 /**
@@ -224,6 +235,14 @@ const CURRENT = `CREATE TABLE task (
      ended_at INTEGER,
      error TEXT,
      PRIMARY KEY (name, occurrence, slot)
+   ) WITHOUT ROWID;
+   CREATE TABLE injected_steps (
+     name TEXT NOT NULL,
+     occurrence INTEGER NOT NULL,
+     state TEXT NOT NULL CHECK (state IN ('done', 'failed')),
+     result TEXT,
+     error TEXT,
+     PRIMARY KEY (name, occurrence)
    ) WITHOUT ROWID;`;
 
 /** The TaskRunner's schema: MIGRATIONS for existing objects, CURRENT for new ones. */

@@ -1,6 +1,7 @@
 import { EventRefusedError } from "../errors/event-errors.js";
 import { isTaskIdShape } from "../ids.js";
-import { MAX_EVENT_PAYLOAD_BYTES, MAX_EVENT_TYPE_LENGTH } from "../limits.js";
+import { MAX_EVENT_TYPE_LENGTH } from "../limits.js";
+import { eventPayloadProblem } from "./event-payload.js";
 import type { RunnerClient } from "./runner-client.js";
 
 /**
@@ -19,18 +20,21 @@ export interface SendEventInput {
 }
 
 /**
- * `mcp.sendEvent`'s options.
+ * Whose task the event may reach, a required choice: `{ principal }`, the caller's (another principal's task is
+ * refused as `unknown_task`, as an unknown one); or `{ trustedSender: true }`, for the Worker's own server-side code
+ * that may reach any task whose id it holds (a queue consumer, a cron) — never for a route that relays a caller's
+ * request.
  * @example
  * ```ts
  * import type { SendEventOptions } from "durable-mcp-server";
  *
- * const options: SendEventOptions = { principal: "user:42" };
+ * const fromCaller: SendEventOptions = { principal: "user:42" };
+ * const fromCron: SendEventOptions = { trustedSender: true };
  * ```
  */
-export interface SendEventOptions {
-  /** Deliver only if the task belongs to this principal; another's task is refused as `unknown_task`. */
-  principal?: string;
-}
+export type SendEventOptions =
+  | { principal: string; trustedSender?: never }
+  | { trustedSender: true; principal?: never };
 
 /**
  * What a sent event did: a waiting step (`step`, its label) took it, or the task keeps it for a later wait.
@@ -45,15 +49,17 @@ export type SendEventResult = { outcome: "delivered"; step: string } | { outcome
 
 /**
  * Sends an event to task `taskId` (`mcp.sendEvent`, the testing kit's `sendEvent`). Checked here, before any
- * Durable Object is reached: the type, the payload (JSON, at most MAX_EVENT_PAYLOAD_BYTES) and the id's shape. Every
+ * Durable Object is reached: the type, the payload (JSON, at most MAX_EVENT_PAYLOAD_BYTES and MAX_JSON_DEPTH levels deep) and the id's
+ * shape (the TaskRunner checks the payload again). Every
  * refusal is an EventRefusedError; nothing was changed then.
  */
 export async function sendTaskEvent(
   runners: RunnerClient,
   taskId: string,
   event: SendEventInput,
-  options: SendEventOptions = {},
+  options: SendEventOptions,
 ): Promise<SendEventResult> {
+  const principal = senderPrincipal(options);
   const type = (event as Partial<SendEventInput> | null)?.type;
   if (typeof type !== "string" || type.length === 0 || type.length > MAX_EVENT_TYPE_LENGTH) {
     throw new EventRefusedError(
@@ -68,18 +74,22 @@ export async function sendTaskEvent(
     throw new EventRefusedError("invalid_event", `the payload is not JSON: ${(error as Error).message}`);
   }
   if (payload === undefined) throw new EventRefusedError("invalid_event", "the payload is not JSON");
-  const bytes = new TextEncoder().encode(payload).byteLength;
-  if (bytes > MAX_EVENT_PAYLOAD_BYTES) {
-    throw new EventRefusedError(
-      "payload_too_large",
-      `the payload is ${bytes} bytes of JSON; an event's may be at most ${MAX_EVENT_PAYLOAD_BYTES}`,
-    );
-  }
-  if (options.principal !== undefined && typeof options.principal !== "string") {
-    throw new EventRefusedError("invalid_event", "principal must be a string");
-  }
+  const problem = eventPayloadProblem(payload);
+  if (problem) throw new EventRefusedError(problem.refused, problem.message);
   if (!isTaskIdShape(taskId)) throw new EventRefusedError("unknown_task", `no task ${String(taskId)}`);
-  const outcome = await runners.sendEvent(taskId, { type, payload }, options.principal);
+  const outcome = await runners.sendEvent(taskId, { type, payload }, principal);
   if ("refused" in outcome) throw new EventRefusedError(outcome.refused, outcome.message);
   return outcome;
+}
+
+/** The principal the task must belong to, or undefined for a trusted sender; refuses anything but one of the two. */
+function senderPrincipal(options: SendEventOptions | undefined): string | undefined {
+  const { principal, trustedSender } = (options ?? {}) as { principal?: unknown; trustedSender?: unknown };
+  if (typeof principal === "string" && trustedSender === undefined) return principal;
+  if (trustedSender === true && principal === undefined) return undefined;
+  throw new EventRefusedError(
+    "invalid_event",
+    "sendEvent needs whose task it may reach: { principal } (the caller's, a string) or { trustedSender: true } " +
+      "(server-side code that may reach any task), not both",
+  );
 }

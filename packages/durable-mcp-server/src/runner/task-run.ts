@@ -7,6 +7,7 @@ import { deleteSpilledResults } from "../files/result-spill.js";
 import { FIRST_RUN_FALLBACK_MS, MAX_RUN_FAILURES } from "../limits.js";
 import type { RunOutcome } from "../steps/engine-host.js";
 import { runWithJournal } from "../steps/engine.js";
+import { loadInjectedOutcomes } from "../steps/injected-outcomes.js";
 import type { StepJournal } from "../steps/journal.js";
 import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEventSink } from "../task-events.js";
 import { expiryOf } from "../util/expiry.js";
@@ -156,6 +157,7 @@ export class TaskRun<Env> {
         event,
         stepEvents: config.eventLevel === "all",
         events: eventHost(site, config.webhooks, record),
+        injected: loadInjectedOutcomes(site.storage.sql),
         ...fileHosts(site.env, config.files, record),
       });
     } finally {

@@ -82,8 +82,11 @@ export interface TaskRunnerRpc {
   inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null>;
   /** Resolves once the task is final or waits for input, or as it stands after `timeoutMs`. */
   awaitSettled(access: TaskAccess, timeoutMs: number): Promise<DetailedTask | null>;
-  /** The task as newline-delimited JSON, now and after every change, until it is final. */
-  watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null>;
+  /**
+   * The task as newline-delimited JSON, now and after every change, until it is final; "too_many_streams" when the
+   * task already serves MAX_STREAMS_PER_TASK.
+   */
+  watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null | TooManyStreams>;
   /**
    * Trusted code's event for task `taskId` (`mcp.sendEvent`): given to the oldest wait of its type, else buffered.
    * With `principal`, another principal's task is refused as unknown. `payload` is JSON text.
@@ -112,3 +115,6 @@ export interface TaskRunnerRpc {
  * ```
  */
 export type TaskRunnerClass<Env> = new (ctx: DurableObjectState, env: Env) => DurableObject<Env> & TaskRunnerRpc;
+
+/** `watch`'s answer when the task already serves MAX_STREAMS_PER_TASK streams. */
+export type TooManyStreams = "too_many_streams";

@@ -2,8 +2,8 @@ import { DurableObject } from "cloudflare:workers";
 import {
   FIRST_RUN_FALLBACK_MS,
   MAX_KEPT_RESULT_CHARS,
+  MAX_STREAMS_PER_TASK,
   PREPARED_RUNNER_TTL_MS,
-  SEAM_RUN_WAIT_MS,
   TIMELINE_LIMIT,
 } from "../limits.js";
 import { StepJournal } from "../steps/journal.js";
@@ -12,6 +12,8 @@ import { DEFAULT_TASK_EVENT_LEVEL, taskEventLog } from "../task-events.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { checkInputAnswer } from "./elicit-answer.js";
+import type { EventRefusal } from "../errors/event-errors.js";
+import { eventPayloadProblem } from "./event-payload.js";
 import { EventInbox, sha256Hex, waitingMessage, type EventOutcome, type WebhookAnswer } from "./event-inbox.js";
 import { catalogDatabase, CatalogFeed } from "./catalog-feed.js";
 import { migrate, schemaVersion } from "./schema.js";
@@ -24,18 +26,12 @@ import type {
   TaskRunnerOptions,
   TaskRunnerRpc,
   UpdateOutcome,
+  TooManyStreams,
 } from "./task-runner-rpc.js";
 import { FINAL_STATUSES, TaskStore, type NewTask, type TaskRecord, type TaskStatus } from "./task-store.js";
 import { watchStream } from "./task-stream.js";
 import { toDetailedTask, toTask, toTaskText, type TaskText } from "./task-view.js";
-import {
-  applyTestingOp,
-  assertTestingEnabled,
-  TESTING_SEAM,
-  TestingSeamError,
-  type TestingAnswer,
-  type TestingOp,
-} from "./testing-seam.js";
+import { SEAM_HOST, warnLegacyTestingVariable, type SeamHost } from "./seam-host.js";
 import { DEFAULT_WEBHOOK_SETTINGS } from "./webhook-urls.js";
 import { keptSessionKey } from "./session-key.js";
 
@@ -114,6 +110,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const version = schemaVersion(ctx.storage.sql);
       if (version > 0) migrate(ctx.storage, version);
       this.ready = version > 0;
+      warnLegacyTestingVariable(this, env);
     }
 
     /**
@@ -269,9 +266,11 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
      * A stream of the task as newline-delimited JSON: now, then after every change, closing once it is final.
      * Null when the task is unknown to this principal.
      */
-    async watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null> {
+    async watch(access: TaskAccess): Promise<ReadableStream<Uint8Array> | null | TooManyStreams> {
       const record = this.owned(access);
       if (!record) return null;
+      // Each stream is a listener here and a stream through a Worker: bounded per task, whoever opens them.
+      if (this.listeners.size >= MAX_STREAMS_PER_TASK) return "too_many_streams";
       return watchStream(this.listeners, this.detailed(record));
     }
 
@@ -309,7 +308,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const outcome = await this.acceptEvent(record, hook.type, hook.payload, "webhook");
       if ("refused" in outcome) {
         // Refused bodies are not recorded: the sender may try again once the inbox has room.
-        const status = outcome.refused === "task_finished" ? 410 : outcome.refused === "buffer_full" ? 429 : 400;
+        const status = WEBHOOK_REFUSAL_STATUS[outcome.refused] ?? 400;
         return { status, body: { error: outcome.refused, message: outcome.message } };
       }
       const answer: WebhookAnswer = { status: 202, body: { ...outcome, type: hook.type } };
@@ -324,6 +323,12 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     private async acceptEvent(record: TaskRecord, type: string, payload: string, via: string): Promise<EventOutcome> {
       if (FINAL_STATUSES.has(record.status)) {
         return { refused: "task_finished", message: `task ${record.taskId} is ${record.status}` };
+      }
+      // Whoever called: a payload the task's replays could not read back never reaches its journal or inbox.
+      const problem = typeof payload === "string" ? eventPayloadProblem(payload) : NOT_TEXT;
+      if (problem) {
+        this.run.events(record)("event_refused", { type, via, reason: problem.refused });
+        return problem;
       }
       const now = Date.now();
       const stored = { type, payload, sentAt: now };
@@ -346,33 +351,19 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
 
     /**
-     * The test-only seam (runner/testing-seam.ts, docs/testing.md): refused unless the env has DURABLE_MCP_TESTING.
-     * Deliberately not in TaskRunnerRpc. It waits for a run under way to end, so it never writes under one. Off, it
-     * throws; on, a misuse is answered as a refusal.
+     * What the testing seam works on (runner/seam-host.ts). Symbol-keyed, so not callable over RPC: only the
+     * subclass a test config exports (withTestingSeam, durable-mcp-server/testing) reaches it.
      */
-    async [TESTING_SEAM](op: TestingOp): Promise<TestingAnswer> {
-      assertTestingEnabled(this.env);
-      for (let waitedMs = 0; this.run.running; waitedMs += 10) {
-        if (waitedMs >= SEAM_RUN_WAIT_MS) {
-          throw new Error(`a run of this task is still under way after ${SEAM_RUN_WAIT_MS / 1000} s`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      // A step outcome may be injected before the task exists: its journal is then waiting for it.
-      if (op?.op === "inject") this.applySchema();
-      const record = this.ready ? this.store.read() : null;
-      const now = Date.now();
-      let reply;
-      try {
-        reply = applyTestingOp(op, record, this.journal, now);
-      } catch (error) {
-        if (error instanceof TestingSeamError) return { ok: false, refused: error.message };
-        throw error;
-      }
-      // The alarm already set stays as it is, so that the kit's runDurableObjectAlarm runs it (and the run) now,
-      // rather than racing one that fires by itself; only a task with no alarm gets one.
-      if (reply.wake && record && (await this.ctx.storage.getAlarm()) === null) await this.run.wake(now);
-      return { ok: true, reply };
+    [SEAM_HOST](): SeamHost {
+      return {
+        sql: this.ctx.storage.sql,
+        journal: this.journal,
+        running: () => this.run.running,
+        applySchema: () => this.applySchema(),
+        record: () => (this.ready ? this.store.read() : null),
+        wake: (now) => this.run.wake(now),
+        getAlarm: () => this.ctx.storage.getAlarm(),
+      };
     }
 
     override async alarm(): Promise<void> {
@@ -452,6 +443,16 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
   };
 }
+
+/** A webhook's answer to each refusal (anything else is 400). */
+const WEBHOOK_REFUSAL_STATUS: Partial<Record<EventRefusal, number>> = {
+  task_finished: 410,
+  buffer_full: 429,
+  payload_too_large: 413,
+};
+
+/** A payload that is not JSON text at all (only a direct RPC can send one). */
+const NOT_TEXT = { refused: "invalid_event", message: "the payload is not JSON text" } as const;
 
 /** The key (in the object's KV storage, beside its SQL tables) holding an unclaimed runner's deadline. */
 export const PREPARED_DEADLINE_KEY = "preparedDeadline";

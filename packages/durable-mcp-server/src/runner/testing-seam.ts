@@ -1,18 +1,17 @@
-// The TaskRunner's one test-only seam, used by `durable-mcp-server/testing` (docs/testing.md, "Testing your tasks").
-// It does what a test cannot do from outside without waiting or without changing the task's code: make a sleep or a
-// retry back-off due now, and journal a `step.do` outcome by name (a mocked step). Both go through the step journal's
-// own writes, so the next run replays them like any other journaled step. It is a single RPC method under an odd
-// name, outside the typed TaskRunnerRpc, and refuses unless the Worker's env has the binding a test config sets.
-import { MAX_STEP_NAME_LENGTH, MAX_STEP_RESULT_BYTES } from "../limits.js";
+// The TaskRunner's test-only seam, used by `durable-mcp-server/testing` (docs/testing.md, "Testing your tasks"). It
+// does what a test cannot do from outside without waiting or without changing the task's code: make a sleep or a
+// retry back-off due now, and mock a `step.do` outcome by name. Only the TaskRunner subclass a test config exports
+// (withTestingSeam) imports this module, so a deployed Worker's bundle has none of it. A made-due step goes through
+// the journal's own write; an injected outcome goes to a table of its own (steps/injected-outcomes.ts), which the
+// engine consults where the step would run its body, then journals as the step's result.
+import { MAX_STEP_NAME_LENGTH, MAX_STEP_RESULT_BYTES, SEAM_RUN_WAIT_MS } from "../limits.js";
 import { serializeResult } from "../steps/step-results.js";
 import type { StepJournal } from "../steps/journal.js";
 import { parseStepLabel, stepLabel, type StepRecord } from "../steps/step-record.js";
+import type { SeamHost } from "./seam-host.js";
 import { FINAL_STATUSES, type TaskRecord } from "./task-store.js";
 
-/** The seam's method name on the TaskRunner: not a name anyone writes by accident. */
-export const TESTING_SEAM = "__durableMcpTestingSeam";
-/** The env binding that turns the seam on; only a test config sets it (`miniflare.bindings`). */
-export const TESTING_BINDING = "DURABLE_MCP_TESTING";
+export { TESTING_SEAM } from "./seam-host.js";
 
 /**
  * A mocked `step.do` outcome: the value it returns, or the failure it ends with (retries exhausted).
@@ -54,18 +53,32 @@ export class TestingSeamError extends Error {
   override name = "TestingSeamError";
 }
 
-export function testingEnabled(env: unknown): boolean {
-  const flag = (env as Record<string, unknown> | null | undefined)?.[TESTING_BINDING];
-  return flag === true || flag === 1 || flag === "1" || flag === "true";
-}
-
-export function assertTestingEnabled(env: unknown): void {
-  if (!testingEnabled(env)) {
-    throw new TestingSeamError(
-      `the durable-mcp-server testing seam is off: it works only in tests whose config sets the ${TESTING_BINDING} ` +
-        `binding (cloudflareTest({ miniflare: { bindings: { ${TESTING_BINDING}: true } } }), see docs/testing.md)`,
-    );
+/**
+ * The seam's RPC method body: waits for a run under way to end (so that it never writes under one), applies `op`, and
+ * asks for a run when a waiting step changed. A misuse is answered as a refusal.
+ */
+export async function runTestingOp(host: SeamHost, op: TestingOp): Promise<TestingAnswer> {
+  for (let waitedMs = 0; host.running(); waitedMs += 10) {
+    if (waitedMs >= SEAM_RUN_WAIT_MS) {
+      throw new Error(`a run of this task is still under way after ${SEAM_RUN_WAIT_MS / 1000} s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
+  // A step outcome may be injected before the task exists: its object then keeps it for the first run.
+  if (op?.op === "inject") host.applySchema();
+  const record = host.record();
+  const now = Date.now();
+  let reply;
+  try {
+    reply = applyTestingOp(op, record, host.journal, host.sql, now);
+  } catch (error) {
+    if (error instanceof TestingSeamError) return { ok: false, refused: error.message };
+    throw error;
+  }
+  // The alarm already set stays as it is, so that the kit's runDurableObjectAlarm runs it (and the run) now, rather
+  // than racing one that fires by itself; only a task with no alarm gets one.
+  if (reply.wake && record && (await host.getAlarm()) === null) await host.wake(now);
+  return { ok: true, reply };
 }
 
 /**
@@ -76,6 +89,7 @@ export function applyTestingOp(
   op: TestingOp,
   record: TaskRecord | null,
   journal: StepJournal,
+  sql: SqlStorage,
   now: number,
 ): TestingReply {
   if (typeof op !== "object" || op === null || (op.op !== "wake" && op.op !== "inject")) {
@@ -95,7 +109,7 @@ export function applyTestingOp(
       .filter((step) => step.kind !== "patch")
       .map((step) => [stepLabel(step.name, step.occurrence), step]),
   );
-  return op.op === "wake" ? wake(op.taskId, op.step, steps, journal, now) : inject(op, steps, journal, now);
+  return op.op === "wake" ? wake(op.taskId, op.step, steps, journal, now) : inject(op, steps, journal, sql, now);
 }
 
 function wake(
@@ -131,6 +145,7 @@ function inject(
   op: Extract<TestingOp, { op: "inject" }>,
   steps: Map<string, StepRecord>,
   journal: StepJournal,
+  sql: SqlStorage,
   now: number,
 ): TestingReply {
   const { step: name, outcome } = op;
@@ -152,37 +167,35 @@ function inject(
         "(at start, or while it waits for a retry)",
     );
   }
-  const base: StepRecord = {
-    ...parseStepLabel(name),
-    kind: "do",
-    state: "done",
-    attempts: Math.max(existing?.attempts ?? 0, 1),
-    result: null,
-    error: null,
-    wakeAt: null,
-    request: null,
-    idempotencyKey: existing?.idempotencyKey ?? null,
-  };
-  let record: StepRecord;
+  let result: string | null = null;
+  let failure: string | null = null;
   if (hasResult) {
     // The same check and serialization a real result gets: not JSON or over the journal's cap is refused.
-    let text: string | null;
     try {
-      text = serializeResult(name, (outcome as { result: unknown }).result, MAX_STEP_RESULT_BYTES);
+      result = serializeResult(name, (outcome as { result: unknown }).result, MAX_STEP_RESULT_BYTES);
     } catch (error) {
       throw new TestingSeamError(error instanceof Error ? error.message : String(error));
     }
-    record = { ...base, result: text };
   } else {
     const error = (outcome as { error: { name?: unknown; message?: unknown } }).error;
     if (typeof error !== "object" || error === null || typeof error.message !== "string") {
       throw new TestingSeamError(`step "${name}": an injected error needs a message`);
     }
     const errorName = typeof error.name === "string" && error.name.length > 0 ? error.name : "Error";
-    record = { ...base, state: "failed", error: JSON.stringify({ name: errorName, message: error.message }) };
+    failure = JSON.stringify({ name: errorName, message: error.message });
   }
-  journal.write(record, now);
-  // A step waiting for a retry (or left running by an eviction) is what the handler is parked on: run it again.
+  const { name: stepName, occurrence } = parseStepLabel(name);
+  sql.exec(
+    `INSERT OR REPLACE INTO injected_steps (name, occurrence, state, result, error) VALUES (?, ?, ?, ?, ?)`,
+    stepName,
+    occurrence,
+    failure === null ? "done" : "failed",
+    result,
+    failure,
+  );
+  // A step waiting for a retry is what the handler is parked on: due now, its next attempt takes the outcome (one
+  // left running by an eviction takes it when the task runs again).
+  if (existing?.state === "waiting") journal.write({ ...existing, wakeAt: now }, now);
   return { steps: [name], wake: existing !== undefined };
 }
 

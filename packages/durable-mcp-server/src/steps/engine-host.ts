@@ -1,5 +1,6 @@
 import type { ReplayDivergenceError } from "../errors/errors.js";
 import type { TaskEventSink } from "../task-events.js";
+import type { InjectedOutcome } from "./injected-outcomes.js";
 import type { StepJournal } from "./journal.js";
 import type { ResultSpill } from "./step-results.js";
 import type { FileStep, InputRequest, TaskFiles } from "./types.js";
@@ -39,6 +40,8 @@ export interface EngineHost {
   spill?: ResultSpill;
   /** The task's event inbox and webhook URLs (`step.waitForEvent`, `step.webhookUrl`). */
   events?: EventHost;
+  /** Outcomes the testing seam injected, by `${occurrence}:${name}` (injected-outcomes.ts); absent when none. */
+  injected?: ReadonlyMap<string, InjectedOutcome>;
 }
 
 /** An event as the journal and the inbox keep it: JSON, its time as ms since epoch. */

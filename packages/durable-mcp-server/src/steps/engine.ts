@@ -13,6 +13,7 @@ import type { EngineHost, RunOutcome } from "./engine-host.js";
 import type { FirstAttempt } from "./held-rows.js";
 import { DERIVED_KEY, stepLabel, type StepKind, type StepRecord } from "./step-record.js";
 import { LiveAttempt, LiveAttempts, type StepBody } from "./live-attempt.js";
+import { injectedRecord, type InjectedOutcome } from "./injected-outcomes.js";
 import { ReplayFrontier } from "./replay-frontier.js";
 import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
 import { stepApi, type StepRunner } from "./step-api.js";
@@ -83,6 +84,8 @@ class StepEngine implements StepRunner {
   private readonly live: LiveAttempts;
   /** The yield under way, shared by steps started together (Promise.all). */
   private yielding: Promise<void> | undefined;
+  /** Outcomes the testing seam injected, by step key (absent in a deployed Worker). */
+  private readonly injected: ReadonlyMap<string, InjectedOutcome> | undefined;
 
   constructor(readonly host: EngineHost) {
     // The engine's clock is the host's (tests drive it): the first chunk is timed from it too.
@@ -92,13 +95,11 @@ class StepEngine implements StepRunner {
     for (const record of host.journal.load()) {
       const key = keyOf(record.name, record.occurrence);
       this.records.set(key, record);
-      // What the replay rule holds the handler to: steps a run reached. Not patch markers (they are not steps), and
-      // not a `do` row with a null idempotency_key: a run writes a key or DERIVED_KEY with every first attempt, so
-      // such a row was written by the testing seam's inject ahead of the handler (docs/testing.md), and the handler
-      // may still be on its way.
-      if (record.kind !== "patch" && !(record.kind === "do" && record.idempotencyKey == null)) this.unvisited.add(key);
+      // What the replay rule holds the handler to: steps a run reached, not patch markers (they are not steps).
+      if (record.kind !== "patch") this.unvisited.add(key);
     }
     this.keys = new StepKeys(host.stepKeySalt);
+    this.injected = host.injected;
     this.stepEvents = host.stepEvents !== false;
   }
 
@@ -236,6 +237,10 @@ class StepEngine implements StepRunner {
       if (record.state === "failed") throw stepFailure(record);
       if (record.state === "waiting" && (record.wakeAt ?? 0) > this.host.now()) return this.park();
     }
+    if (this.injected) {
+      const injected = this.injected.get(keyOf(name, occurrence));
+      if (injected) return this.takeInjected(injected, record);
+    }
     // New, due for a retry, or interrupted mid-attempt (state "running" after an eviction or crash).
     const attempt = (record?.attempts ?? 0) + 1;
     const base: StepRecord = {
@@ -330,6 +335,14 @@ class StepEngine implements StepRunner {
       this.inFlight--;
       if (this.parked > 0) this.checkQuiescent();
     }
+  }
+
+  /** A step whose body would run now takes its injected outcome instead, journaled as its own. */
+  private takeInjected(injected: InjectedOutcome, record: StepRecord | undefined): Promise<unknown> {
+    const taken = injectedRecord(injected, record, record?.idempotencyKey || DERIVED_KEY);
+    this.write(taken);
+    if (taken.state === "failed") throw stepFailure(taken);
+    return this.readResult(taken.result);
   }
 
   /** Whether the run has gone RUN_YIELD_STEPS new steps or its chunk's time without yielding (counts this step). */

@@ -1,7 +1,8 @@
 // The testing kit: drives a Worker's tasks from an author's tests under @cloudflare/vitest-plugin, against the real
 // runtime (SQLite Durable Objects, alarms, evictions). Over MCP it starts, reads, answers, cancels and waits; through
-// `cloudflare:test` it runs a TaskRunner's alarm and evicts it; through the TaskRunner's test-only seam
-// (runner/testing-seam.ts) it makes sleeps and back-offs due now and mocks step outcomes. docs/testing.md.
+// `cloudflare:test` it runs a TaskRunner's alarm and evicts it; through the test-only seam of the TaskRunner a test
+// config exports (withTestingSeam, runner/testing-seam.ts) it makes sleeps and back-offs due now and mocks step
+// outcomes. docs/testing.md.
 import { env as workerEnv, exports as workerExports } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, SELF } from "cloudflare:test";
 import { taskIdForKey } from "../ids.js";
@@ -253,6 +254,13 @@ export class TaskKit {
       answer = await stub[TESTING_SEAM]!(op);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
+      if (message.includes(`does not implement "${TESTING_SEAM}"`)) {
+        throw new TaskKitError(
+          "this TaskRunner class has no testing seam: export withTestingSeam(yourTaskRunner) under the runner's class " +
+            "name from the Worker your test config runs (durable-mcp-server/testing, docs/testing.md)",
+          { cause: error },
+        );
+      }
       throw new TaskKitError(message, { cause: error });
     }
     if (!answer.ok) throw new TaskKitError(answer.refused);

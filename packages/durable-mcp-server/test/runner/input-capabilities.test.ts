@@ -41,7 +41,7 @@ async function statesAfterGate(taskId: string): Promise<DetailedTask[]> {
   ) as unknown as TaskRunnerRpc;
   const task = kit.task(taskId);
   await task.waitForStep("gate", "waiting");
-  const stream = (await runner.watch({ taskId, principal: "alice" }))!;
+  const stream = (await runner.watch({ taskId, principal: "alice" })) as ReadableStream<Uint8Array>;
   expect(await task.wake("gate")).toEqual(["gate"]);
   const seen: DetailedTask[] = [];
   const lines = stream.pipeThrough(new TextDecoderStream()).getReader();
@@ -52,7 +52,8 @@ async function statesAfterGate(taskId: string): Promise<DetailedTask[]> {
     buffered += value;
     const parts = buffered.split("\n");
     buffered = parts.pop()!;
-    seen.push(...parts.map((line) => JSON.parse(line) as DetailedTask));
+    // Empty lines are the stream's keep-alive.
+    seen.push(...parts.filter((line) => line !== "").map((line) => JSON.parse(line) as DetailedTask));
   }
   return seen;
 }

@@ -41,7 +41,9 @@ describe("schema 7: the event inbox", () => {
 
     // The first call to the new instance migrates it; the event is kept in the new inbox.
     const runners = new RunnerClient(fixtureEnv.TASK_RUNNER);
-    expect(await sendTaskEvent(runners, taskId, { type: "approved", payload: "after the deploy" })).toEqual({
+    expect(
+      await sendTaskEvent(runners, taskId, { type: "approved", payload: "after the deploy" }, { trustedSender: true }),
+    ).toEqual({
       outcome: "buffered",
     });
     const tables = await runInDurableObject(stub, (_, state) => ({

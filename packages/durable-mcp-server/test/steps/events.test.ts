@@ -15,7 +15,12 @@ import { fixtureEnv, isFinal, startTask, waitForTask, type StartedTask } from ".
 const runners = new RunnerClient(fixtureEnv.TASK_RUNNER);
 
 function send(started: Pick<StartedTask, "taskId">, event: SendEventInput, principal: string | undefined = "alice") {
-  return sendTaskEvent(runners, started.taskId, event, principal === undefined ? {} : { principal });
+  return sendTaskEvent(
+    runners,
+    started.taskId,
+    event,
+    principal === undefined ? { trustedSender: true } : { principal },
+  );
 }
 
 async function stepsOf(started: StartedTask): Promise<StepTimelineEntry[]> {
@@ -183,9 +188,37 @@ describe("sendEvent refusals", () => {
     ).toEqual([]);
     expect(await buffered(started)).toEqual({});
     expect((await stepsOf(started))[0]).toMatchObject({ name: "approval", state: "waiting" });
-    // Without a principal, trusted code reaches any task.
+    // As a trusted sender, server-side code reaches any task.
     expect(await send(started, { type: "approved", payload: 1 }, undefined)).toMatchObject({ outcome: "delivered" });
     expect((await waitForTask(started, isFinal)).status).toBe("completed");
+  });
+
+  it("needs whose task it may reach: a principal, or the explicit trustedSender opt-out", async () => {
+    const started = await startTask("event_wait");
+    await waitForStep(started, "approval", "waiting");
+    const event = { type: "approved", payload: 1 };
+    // @ts-expect-error -- the choice is required: a call without it does not compile
+    const withoutChoice = sendTaskEvent(runners, started.taskId, event);
+    // @ts-expect-error -- an empty choice neither
+    const emptyChoice = sendTaskEvent(runners, started.taskId, event, {});
+    // @ts-expect-error -- nor both at once
+    const bothChoices = sendTaskEvent(runners, started.taskId, event, { principal: "alice", trustedSender: true });
+    // @ts-expect-error -- the opt-out is `true` only
+    const notTrusted = sendTaskEvent(runners, started.taskId, event, { trustedSender: false });
+    for (const refused of [withoutChoice, emptyChoice, bothChoices, notTrusted]) {
+      const error = await refused.then(
+        () => null,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(EventRefusedError);
+      expect(error).toMatchObject({ reason: "invalid_event", message: /\{ principal \}.*\{ trustedSender: true \}/ });
+    }
+    // Nothing reached the task.
+    expect(await buffered(started)).toEqual({});
+    expect((await stepsOf(started))[0]).toMatchObject({ name: "approval", state: "waiting" });
+    expect(await sendTaskEvent(runners, started.taskId, event, { principal: "alice" })).toMatchObject({
+      outcome: "delivered",
+    });
   });
 
   it("refuses a finished task, an oversized payload and an invalid event", async () => {
@@ -206,5 +239,41 @@ describe("sendEvent refusals", () => {
     await started.stub.cancel(started.access);
     expect(await refusal(send(started, { type: "approved" }))).toMatchObject({ reason: "task_finished" });
     expect(await buffered(started)).toEqual({});
+  });
+
+  it("refuses a payload nested 100,000 levels deep (about 200 KB) on every path, and the task is unharmed", async () => {
+    const started = await startTask("event_wait");
+    await waitForStep(started, "approval", "waiting");
+    const levels = 100_000;
+    const deepText = "[".repeat(levels) + "]".repeat(levels);
+    expect(deepText.length).toBeLessThan(MAX_EVENT_PAYLOAD_BYTES);
+    let deepValue: unknown = null;
+    for (let i = 0; i < levels; i++) deepValue = [deepValue];
+    // mcp.sendEvent (and every route over it, the demo's POST /events/<taskId> among them).
+    expect(await refusal(send(started, { type: "approved", payload: deepValue }))).toMatchObject({
+      reason: "invalid_event",
+    });
+    // The TaskRunner itself, whoever calls it: an event, and a webhook delivery.
+    const sent = await started.stub.sendEvent(started.taskId, { type: "approved", payload: deepText }, "alice");
+    expect(sent).toMatchObject({ refused: "invalid_event", message: /nests deeper than 64 levels/ });
+    const hook = { hookId: "deep", type: "approved", payload: deepText };
+    expect(await started.stub.deliverWebhook(started.taskId, hook)).toMatchObject({
+      status: 400,
+      body: { error: "invalid_event" },
+    });
+    // 64 levels are still an event.
+    const deepest = "[".repeat(63) + "{}" + "]".repeat(63);
+    expect(await started.stub.sendEvent(started.taskId, { type: "other", payload: deepest }, "alice")).toEqual({
+      outcome: "buffered",
+    });
+    expect(await buffered(started)).toEqual({ other: 1 });
+    expect((await stepsOf(started))[0]).toMatchObject({ name: "approval", state: "waiting" });
+    expect(await send(started, { type: "approved", payload: { by: "ada" } })).toEqual({
+      outcome: "delivered",
+      step: "approval",
+    });
+    const task = await waitForTask(started, isFinal);
+    expect(task.status).toBe("completed");
+    expect(textOf(task)).toMatchObject({ type: "approved", payload: { by: "ada" } });
   });
 });

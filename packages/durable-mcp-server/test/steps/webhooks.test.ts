@@ -121,7 +121,14 @@ describe("mcp.sendEvent through the public API", () => {
     const { wireApp } = await import("../fixtures/mcp-server.js");
     const task = await kit.start("approval");
     await task.waitForStep("approval", "waiting");
-    expect(await wireApp.sendEvent(fixtureEnv, task.id, { type: "approved", payload: { by: "ada" } })).toEqual({
+    expect(
+      await wireApp.sendEvent(
+        fixtureEnv,
+        task.id,
+        { type: "approved", payload: { by: "ada" } },
+        { trustedSender: true },
+      ),
+    ).toEqual({
       outcome: "delivered",
       step: "approval",
     });

@@ -1,10 +1,11 @@
 // durable-mcp-server/testing against the real runtime: the fixture Worker over its default export, real TaskRunner
 // objects, their alarms and evictions. `kit_report`'s "fetch" step always fails with an hour's back-off and "rest"
 // sleeps an hour, so nothing here finishes unless the kit makes it.
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { TESTING_SEAM } from "../../src/runner/testing-seam.js";
-import { TaskKitError, testTasks, type Exchange } from "../../src/testing/index.js";
+import { TaskKitError, testTasks, withTestingSeam, type Exchange } from "../../src/testing/index.js";
 import type { FixtureEnv } from "../fixtures/worker.js";
 import { STEPS_META } from "../../src/wire/meta-keys.js";
 import type { StepTimelineEntry } from "../../src/steps/step-record.js";
@@ -27,20 +28,41 @@ describe("testTasks with repeated step names", () => {
   it("names a repeated step's later uses name#n: wait for, wake and inject them by that label", async () => {
     const task = await kit.start("kit_pages", {}, { inject: { "page#2": { result: "mocked 2" } } });
     await task.waitForStep("rest", "waiting");
+    // An outcome injected ahead of the handler is kept apart from the journal until the handler reaches its step.
+    expect((await task.steps()).map((step) => [step.name, step.occurrence])).toEqual([
+      ["page", 1],
+      ["rest", 1],
+    ]);
+    await runInDurableObject(
+      fixtureEnv.MCP_TASK_RUNNER.get(fixtureEnv.MCP_TASK_RUNNER.idFromName(task.id)),
+      (_, state) => {
+        const injected = state.storage.sql.exec("SELECT name, occurrence, state FROM injected_steps").toArray();
+        expect(injected).toEqual([{ name: "page", occurrence: 2, state: "done" }]);
+      },
+    );
     expect(await task.wake("rest")).toEqual(["rest"]);
     await task.waitForStep("rest#2", "waiting");
     expect(await task.wake()).toEqual(["rest#2"]);
     await task.waitForStep("rest#3", "waiting");
     expect(await task.wake("rest#3")).toEqual(["rest#3"]);
     expect(textOf(await task.waitFor("completed"))).toBe("real 1,mocked 2,real 3");
+    // The injected outcome is journaled where the handler reached its step, not ahead of the handler.
     expect((await task.steps()).map((step) => [step.name, step.occurrence, step.kind])).toEqual([
-      ["page", 2, "do"],
       ["page", 1, "do"],
       ["rest", 1, "sleep"],
+      ["page", 2, "do"],
       ["rest", 2, "sleep"],
       ["page", 3, "do"],
       ["rest", 3, "sleep"],
     ]);
+    // Every `do` row is one a run wrote, with its idempotency key: none the engine would have to tell apart.
+    await runInDurableObject(
+      fixtureEnv.MCP_TASK_RUNNER.get(fixtureEnv.MCP_TASK_RUNNER.idFromName(task.id)),
+      (_, state) => {
+        const keyless = state.storage.sql.exec("SELECT name FROM steps WHERE kind = 'do' AND idempotency_key IS NULL");
+        expect(keyless.toArray()).toEqual([]);
+      },
+    );
   });
 });
 
@@ -205,21 +227,37 @@ describe("testTasks: every misuse is a clear error", () => {
     await expect(task.evict()).rejects.toThrow(/is cancelled: evicting a finished task replays nothing/);
   });
 
-  it("the seam refuses where the env lacks DURABLE_MCP_TESTING, as in production", async () => {
-    const stub = fixtureEnv.PRODUCTION_RUNNER.get(fixtureEnv.PRODUCTION_RUNNER.idFromName("t")) as unknown as Record<
-      string,
-      (op: unknown) => Promise<unknown>
-    >;
-    // Settled at once (an RPC promise left to `expect` is reported as unhandled).
-    const refusal = await stub[TESTING_SEAM]!({ op: "wake", taskId: "t" }).then(
-      () => null,
-      (error: unknown) => error,
-    );
-    expect(String(refusal)).toMatch(
-      /testing seam is off: it works only in tests whose config sets the DURABLE_MCP_TESTING binding/,
-    );
-    const production = testTasks({ binding: fixtureEnv.PRODUCTION_RUNNER });
-    await expect(production.task("t").inject("a", { result: 1 })).rejects.toThrow(/testing seam is off/);
+  it("the variable alone enables nothing: a runner without the seam has no seam method, and logs why", async () => {
+    // ProductionRunner is a TaskRunner as deployed, whose env has DURABLE_MCP_TESTING set.
+    const logged = vi.spyOn(console, "error");
+    try {
+      const stub = fixtureEnv.PRODUCTION_RUNNER.get(fixtureEnv.PRODUCTION_RUNNER.idFromName("t")) as unknown as Record<
+        string,
+        (op: unknown) => Promise<unknown>
+      >;
+      // Settled at once (an RPC promise left to `expect` is reported as unhandled).
+      const refusal = await stub[TESTING_SEAM]!({ op: "inject", taskId: "t", step: "a", outcome: { result: 1 } }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(String(refusal)).toMatch(/does not implement "__durableMcpTestingSeam"/);
+      expect(logged.mock.calls.map((call) => String(call[0]))).toContainEqual(
+        expect.stringMatching(/DURABLE_MCP_TESTING is set, but it enables nothing/),
+      );
+      const production = testTasks({ binding: fixtureEnv.PRODUCTION_RUNNER });
+      await expect(production.task("t").inject("a", { result: 1 })).rejects.toThrow(
+        /this TaskRunner class has no testing seam: export withTestingSeam\(/,
+      );
+      await expect(production.task("t").wake()).rejects.toThrow(/has no testing seam/);
+      // Nothing was written: the object is as untouched as an unknown id.
+      expect(await stub["get"]!({ taskId: "t", principal: "anonymous" })).toBeNull();
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  it("withTestingSeam takes only a TaskRunner class", () => {
+    expect(() => withTestingSeam(Map)).toThrow(/withTestingSeam takes a TaskRunner class/);
   });
 
   it("the test env has no TASK_RUNNER binding of that name", async () => {

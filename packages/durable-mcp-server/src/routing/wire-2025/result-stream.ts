@@ -6,6 +6,7 @@ import { tasksOf } from "../../runner/task-stream.js";
 import { FINAL_STATUSES } from "../../runner/task-store.js";
 import type { DetailedTask } from "../../wire/task-shapes.js";
 import { RESULT_HEARTBEAT_MS } from "../../limits.js";
+import { takeStreamSlot, tooManyStreams } from "../stream-budget.js";
 import { questionId } from "./questions.js";
 import { RELATED_TASK_META, toLegacyTask } from "./shapes.js";
 import type { Signer } from "./signing.js";
@@ -31,8 +32,24 @@ export async function resultStream(
   const unknown = new ProtocolError(ProtocolErrorCode.InvalidParams, "Unknown task");
   // Garbage ids never reach a Durable Object; they look exactly like unknown ones.
   if (!isTaskIdShape(taskId)) throw unknown;
-  const watched = await ctx.runners.watch({ taskId, principal: ctx.principal });
-  if (!watched) throw unknown;
+  // One of the principal's stream slots, given back when the stream ends however it ends (docs/limits.md).
+  const release = takeStreamSlot(ctx.principal);
+  if (!release) return tooManyStreams(id, "principal");
+  let watched: Awaited<ReturnType<RunnerClient["watch"]>>;
+  try {
+    watched = await ctx.runners.watch({ taskId, principal: ctx.principal });
+  } catch (error) {
+    release();
+    throw error;
+  }
+  if (watched === "too_many_streams") {
+    release();
+    return tooManyStreams(id, "task");
+  }
+  if (!watched) {
+    release();
+    throw unknown;
+  }
   const reader = watched.pipeThrough(new TextDecoderStream()).getReader();
   const encoder = new TextEncoder();
   const related = { [RELATED_TASK_META]: { taskId } };
@@ -41,6 +58,7 @@ export async function resultStream(
   const stop = () => {
     open = false;
     if (heartbeat !== undefined) clearInterval(heartbeat);
+    release();
   };
 
   const body = new ReadableStream<Uint8Array>({
