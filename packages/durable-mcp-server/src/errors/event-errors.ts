@@ -56,7 +56,7 @@ export type EventRefusal = "unknown_task" | "task_finished" | "buffer_full" | "p
  *
  * async function notify(mcp: DurableMcp<unknown>, env: unknown, taskId: string) {
  *   try {
- *     await mcp.sendEvent(env, taskId, { type: "approved" });
+ *     await mcp.sendEvent(env, taskId, { type: "approved" }, { principal: "user:42" });
  *   } catch (error) {
  *     if (error instanceof EventRefusedError && error.reason === "task_finished") return;
  *     throw error;

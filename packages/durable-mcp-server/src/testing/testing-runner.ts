@@ -11,6 +11,20 @@ type AnyClass = new (...args: any[]) => object;
  * The TaskRunner class `Runner` (`durableMcp(...).TaskRunner`, or `defineTaskRunner(...)`) with the testing seam
  * `testTasks` drives. Export it under the runner's class name from the Worker your test config runs, e.g.
  * `export const TaskRunner = withTestingSeam(mcp.TaskRunner)`; never from the Worker you deploy.
+ *
+ * @param Runner - the TaskRunner class the deployed Worker exports.
+ * @returns a subclass of `Runner` with the seam's RPC method; everything else is `Runner`'s.
+ * @throws TypeError when `Runner` is not a TaskRunner class.
+ * @example
+ * ```ts
+ * // test/worker.ts, the Worker vitest.config.ts runs (`main: "./test/worker.ts"`)
+ * import { durableMcp, McpServer } from "durable-mcp-server";
+ * import { withTestingSeam } from "durable-mcp-server/testing";
+ *
+ * const mcp = durableMcp(() => new McpServer({ name: "reports", version: "1.0.0" }));
+ * export default { fetch: mcp.fetch };
+ * export const TaskRunner = withTestingSeam(mcp.TaskRunner);
+ * ```
  */
 export function withTestingSeam<Runner extends AnyClass>(Runner: Runner): Runner {
   if (typeof (Runner.prototype as Partial<Record<typeof SEAM_HOST, unknown>>)[SEAM_HOST] !== "function") {
