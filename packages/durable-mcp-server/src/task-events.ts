@@ -31,7 +31,10 @@ export type TaskEventName =
   | "task_finished"
   | "task_expired"
   | "task_purged"
-  | "replay_diverged";
+  | "replay_diverged"
+  | "replay_out_of_order"
+  | "replay_unclaimed"
+  | "replay_divergence_ignored";
 
 /**
  * How much a TaskRunner logs. "problems" (the default): what an operator must act on or look into — every warning
@@ -59,6 +62,9 @@ const WARNINGS: ReadonlySet<TaskEventName> = new Set([
   "event_refused",
   "input_unavailable",
   "task_expired",
+  "replay_out_of_order",
+  "replay_unclaimed",
+  "replay_divergence_ignored",
 ]);
 
 export type TaskEventFields = Record<string, string | number | boolean | null | undefined>;

@@ -1,4 +1,5 @@
 import type { StandardSchemaV1 } from "@modelcontextprotocol/server";
+import type { ReplayMode } from "../steps/engine-host.js";
 import type { Step } from "../steps/types.js";
 
 /** What a TaskRunner needs to know about a registered task to create and run it. */
@@ -9,6 +10,8 @@ export interface TaskDefinition {
   handler: (input: unknown, step: Step) => Promise<unknown>;
   ttlMs: number | null;
   pollIntervalMs: number;
+  /** What a replay that departs from the journal does; absent: "fail". */
+  replay?: ReplayMode;
 }
 
 /**

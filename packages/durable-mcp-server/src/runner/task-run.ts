@@ -156,6 +156,7 @@ export class TaskRun<Env> {
         event,
         stepEvents: config.eventLevel === "all",
         events: eventHost(site, config.webhooks, record),
+        replay: definition.replay,
         ...fileHosts(site.env, config.files, record),
       });
     } finally {
