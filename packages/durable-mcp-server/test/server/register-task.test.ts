@@ -34,6 +34,19 @@ describe("registerTask", () => {
     expect(() => server.registerTask("once", config, async () => ({ content: [] }))).toThrow(/already registered/);
   });
 
+  it("takes the replay mode (default fail) and refuses an unknown one naming the task", () => {
+    const server = new McpServer({ name: "replay", version: "1.0.0" });
+    const handler = async () => ({ content: [] });
+    server.registerTask("plain", { inputSchema: z.object({}) }, handler);
+    server.registerTask("strict", { inputSchema: z.object({}), replay: "strict" }, handler);
+    expect(server[taskDefinitionOf]("plain")!.replay).toBe("fail");
+    expect(server[taskDefinitionOf]("strict")!.replay).toBe("strict");
+    const loose = { inputSchema: z.object({}), replay: "loose" as "warn" };
+    expect(() => server.registerTask("loose", loose, handler)).toThrow(
+      /task "loose": replay must be "fail", "warn" or "strict", not "loose"/,
+    );
+  });
+
   it("reads TTL and poll interval as durations, and null as no TTL", () => {
     const server = new McpServer({ name: "durations", version: "1.0.0" });
     server.registerTask(
