@@ -3,6 +3,8 @@ import * as z from "zod";
 import { McpServer, type Step } from "../../src/index.js";
 import { taskDefinitionOf } from "../../src/runner/task-definition.js";
 
+const emptyHandler = async () => ({ content: [] });
+
 describe("registerTask", () => {
   it("types the handler's input from the zod schema, output side (defaults applied)", () => {
     const server = new McpServer({ name: "types", version: "1.0.0" });
@@ -36,13 +38,12 @@ describe("registerTask", () => {
 
   it("takes the replay mode (default fail) and refuses an unknown one naming the task", () => {
     const server = new McpServer({ name: "replay", version: "1.0.0" });
-    const handler = async () => ({ content: [] });
-    server.registerTask("plain", { inputSchema: z.object({}) }, handler);
-    server.registerTask("strict", { inputSchema: z.object({}), replay: "strict" }, handler);
+    server.registerTask("plain", { inputSchema: z.object({}) }, emptyHandler);
+    server.registerTask("strict", { inputSchema: z.object({}), replay: "strict" }, emptyHandler);
     expect(server[taskDefinitionOf]("plain")!.replay).toBe("fail");
     expect(server[taskDefinitionOf]("strict")!.replay).toBe("strict");
     const loose = { inputSchema: z.object({}), replay: "loose" as "warn" };
-    expect(() => server.registerTask("loose", loose, handler)).toThrow(
+    expect(() => server.registerTask("loose", loose, emptyHandler)).toThrow(
       /task "loose": replay must be "fail", "warn" or "strict", not "loose"/,
     );
   });
