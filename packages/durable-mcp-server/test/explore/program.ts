@@ -109,7 +109,7 @@ export function numbered(program: Program): Program {
   return walk(program);
 }
 
-/** The step names of `program`'s finished-before-a-wait `do` steps at the top level (what a mutation may rename). */
+/** How many steps `program` has (every op but timers and groups): a bound on its journal's rows. */
 export function stepCount(program: Program): number {
   let count = 0;
   const walk = (ops: Op[]) => {
