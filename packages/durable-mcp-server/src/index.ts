@@ -27,6 +27,7 @@ export type { TaskRunnerClass, TaskRunnerRpc } from "./runner/task-runner-rpc.js
 export type { FileRunnerClass, FileRunnerRpc } from "./files/file-runner.js";
 export type { TaskEventLevel } from "./task-events.js";
 export type { Duration } from "./steps/duration.js";
+export type { ReplayMode } from "./steps/engine-host.js";
 export type { Backoff, StepConfig } from "./steps/retry-policy.js";
 export type {
   ElicitRequest,

@@ -32,11 +32,6 @@ export const MAX_SPILLED_RESULT_BYTES = 32 * MIB;
 /** A step name is 1 to this many characters. */
 export const MAX_STEP_NAME_LENGTH = 256;
 /**
- * How long a replay must make no progress before a new step reached while journaled steps remain unvisited is a
- * replay divergence (and a `step.patched` there answers false); until then the step waits for parallel branches.
- */
-export const REPLAY_QUIET_MS = 20;
-/**
  * A run that keeps going without I/O (steps whose bodies only compute) yields to its object's event loop after
  * this many new steps or this long, whichever comes first, so that a `tasks/get` (or cancel, answer, event) sent
  * meanwhile is answered between steps instead of after the run. The step count bounds it where the clock stands

@@ -33,7 +33,10 @@ export type TaskEventName =
   | "task_purged"
   | "replay_diverged"
   | "catalog_write_failed"
-  | "catalog_tags_refused";
+  | "catalog_tags_refused"
+  | "replay_out_of_order"
+  | "replay_unclaimed"
+  | "replay_divergence_ignored";
 
 /**
  * How much a TaskRunner logs. "problems" (the default): what an operator must act on or look into — every warning
@@ -69,6 +72,9 @@ const WARNINGS: ReadonlySet<TaskEventName> = new Set([
   "task_expired",
   "catalog_write_failed",
   "catalog_tags_refused",
+  "replay_out_of_order",
+  "replay_unclaimed",
+  "replay_divergence_ignored",
 ]);
 
 export type TaskEventFields = Record<string, string | number | boolean | null | undefined>;

@@ -1,4 +1,5 @@
 import type { StandardSchemaV1 } from "@modelcontextprotocol/server";
+import type { ReplayMode } from "../steps/engine-host.js";
 import type { Step } from "../steps/types.js";
 
 /** What a TaskRunner needs to know about a registered task to create and run it. */
@@ -11,6 +12,8 @@ export interface TaskDefinition {
   pollIntervalMs: number;
   /** What the task is filed under in the catalog, from its validated input (`registerTask`'s `tags`). */
   tags?: (input: unknown) => unknown;
+  /** What a replay that departs from the journal does; absent: "fail". */
+  replay?: ReplayMode;
 }
 
 /**

@@ -158,6 +158,7 @@ export class TaskRun<Env> {
         stepEvents: config.eventLevel === "all",
         events: eventHost(site, config.webhooks, record),
         injected: loadInjectedOutcomes(site.storage.sql),
+        replay: definition.replay,
         ...fileHosts(site.env, config.files, record),
       });
     } finally {

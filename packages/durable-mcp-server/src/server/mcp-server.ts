@@ -24,6 +24,7 @@ import { cancelTask, getTask, updateTask } from "./task-methods.js";
 import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/task-definition.js";
 import type { CallerContext } from "../runner/caller-context.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
+import type { ReplayMode } from "../steps/engine-host.js";
 import type { Step } from "../steps/types.js";
 import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
@@ -123,6 +124,12 @@ export interface TaskConfig<S extends StandardSchemaWithJSON> {
   tags?: (input: InferOutput<S>) => Record<string, string | number | boolean>;
   /** How a request that does not declare the Tasks extension is served; defaults to the server's `tasks.fallback`. */
   fallback?: FallbackPolicy;
+  /**
+   * What a replay that departs from the journal does (docs/how-it-works.md, "Replay"): "fail" (the default) fails
+   * the task on a definite divergence, "warn" completes it with a warning, "strict" also fails a new step still
+   * waiting for the replay when the run is quiescent — sound only if every await of the handler is a step.
+   */
+  replay?: ReplayMode;
   /** With `fallback: "wait"`: how long the call waits for the result. Defaults to the server's `tasks.waitFor`. */
   waitFor?: Duration;
   /**
@@ -307,6 +314,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       inlineMs: inlineBudgetMs(name, config.inline),
       beforeStart: config.beforeStart as RegisteredTask["beforeStart"],
       tags: config.tags as RegisteredTask["tags"],
+      replay: replayModeOf(name, config.replay),
     });
     // Listed through the SDK so tools/list shows the schema; calls never reach this callback (see constructor).
     // Listed under the constraint of S: the callback below never sees typed arguments, so none are inferred.
@@ -568,4 +576,9 @@ export function invalidArgumentsResult(tool: string, issues: readonly SchemaIssu
       ...(issues.length > listed.length ? { more: issues.length - listed.length } : {}),
     },
   });
+}
+
+function replayModeOf(name: string, mode: ReplayMode | undefined): ReplayMode {
+  if (mode === undefined || mode === "fail" || mode === "warn" || mode === "strict") return mode ?? "fail";
+  throw new TypeError(`task "${name}": replay must be "fail", "warn" or "strict", not ${JSON.stringify(mode)}`);
 }

@@ -7,6 +7,21 @@ import type { FileStep, InputRequest, TaskFiles } from "./types.js";
 
 // The engine's contract with the TaskRunner that hosts it: what the runner hands in, and how a run ends.
 
+/**
+ * What a task does when its replay departs from its journal (`registerTask`'s `replay` option, docs/how-it-works.md):
+ * - "fail" (the default): a definite divergence — a step of another kind under a journaled key, or the handler
+ *   returning while journaled steps were never claimed — fails the task (`replay_divergence`); a new step reached
+ *   while journaled steps are still unclaimed waits for the run to be quiescent, then runs with a
+ *   `replay_out_of_order` warning;
+ * - "warn": as "fail", except that a handler returning while journaled steps were never claimed completes the task
+ *   with what it returned (a `replay_divergence_ignored` warning names the unclaimed steps, which stay in the
+ *   journal unread);
+ * - "strict": a new step still waiting when the run is quiescent fails the task before its body runs. Sound only
+ *   for handlers whose every await is a step: a branch awaiting anything else (a fetch, a timer) is invisible to the
+ *   engine and looks exactly like a renamed step.
+ */
+export type ReplayMode = "fail" | "warn" | "strict";
+
 /** What the engine needs from the TaskRunner that hosts it. */
 export interface EngineHost {
   taskId: string;
@@ -42,6 +57,8 @@ export interface EngineHost {
   events?: EventHost;
   /** Outcomes the testing seam injected, by `${occurrence}:${name}` (injected-outcomes.ts); absent when none. */
   injected?: ReadonlyMap<string, InjectedOutcome>;
+  /** What a replay that departs from the journal does (ReplayMode). Absent: "fail". */
+  replay?: ReplayMode;
 }
 
 /** An event as the journal and the inbox keep it: JSON, its time as ms since epoch. */

@@ -91,7 +91,7 @@ class StepEngine implements StepRunner {
     // The engine's clock is the host's (tests drive it): the first chunk is timed from it too.
     this.lastYieldAt = host.now();
     this.live = new LiveAttempts(host);
-    this.frontier = new ReplayFrontier(this, this.records, this.unvisited);
+    this.frontier = new ReplayFrontier(this, this.records, this.unvisited, host.replay ?? "fail");
     for (const record of host.journal.load()) {
       const key = keyOf(record.name, record.occurrence);
       this.records.set(key, record);
@@ -118,8 +118,8 @@ class StepEngine implements StepRunner {
     Promise.resolve()
       .then(() => handler(input, step))
       .then(
-        (value) => this.finish({ kind: "returned", value }),
-        (error: unknown) => this.finish({ kind: "threw", error }),
+        (value) => this.finish(this.frontier.handlerSettled({ kind: "returned", value })),
+        (error: unknown) => this.finish(this.frontier.handlerSettled({ kind: "threw", error })),
       );
     return outcome;
   }
@@ -202,6 +202,14 @@ class StepEngine implements StepRunner {
 
   isJournaled(name: string, occurrence: number): boolean {
     return this.records.has(keyOf(name, occurrence));
+  }
+
+  journaled(name: string, occurrence: number): StepRecord | undefined {
+    return this.records.get(keyOf(name, occurrence));
+  }
+
+  get workInFlight(): number {
+    return this.inFlight;
   }
 
   workStarted(): void {

@@ -9,9 +9,11 @@ export function patchMarkers(core: StepCore): (id: string) => Promise<boolean> {
 }
 
 /**
- * Temporal-style patch marker. A run that reaches it at the frontier (a new task, or one whose replay has caught
- * up with its journal) journals it and takes the new path (true) — on every later replay too. A task that
- * journaled past this point without the marker (it ran the old code here) gets false, on every replay.
+ * Temporal-style patch marker, decided without a clock: its first answer is journaled and every later replay gives
+ * the same. That first answer is true only when no journaled step is unclaimed at that moment — a new task, or one
+ * whose replay has caught up with its journal — and false while the replay is still behind the journal (the task
+ * ran this point on the old code, or a parallel branch has not caught up yet: the old path is safe either way).
+ * Markers journaled before false answers were (result null) answer true.
  */
 function patched(core: StepCore, answers: Map<string, Promise<boolean>>, id: string): Promise<boolean> {
   if (typeof id !== "string" || id.length === 0 || id.length > MAX_STEP_NAME_LENGTH) {
@@ -30,22 +32,23 @@ function patched(core: StepCore, answers: Map<string, Promise<boolean>>, id: str
 async function decidePatch(core: StepCore, id: string): Promise<boolean> {
   if (core.settled) return core.halt();
   if (core.host.isCancelled()) return core.halt({ kind: "cancelled" });
-  if (core.isJournaled(id, PATCH_OCCURRENCE)) return true;
-  if (core.replaying && !(await core.atFrontier("patch", id))) {
-    return core.settled ? core.halt() : false;
-  }
-  if (core.settled) return core.halt();
+  const journaled = core.journaled(id, PATCH_OCCURRENCE);
+  if (journaled) return journaled.result !== PATCH_OLD_PATH;
+  const applied = !core.replaying;
   core.write({
     name: id,
     occurrence: PATCH_OCCURRENCE,
     kind: "patch",
     state: "done",
     attempts: 0,
-    result: null,
+    result: applied ? null : PATCH_OLD_PATH,
     error: null,
     wakeAt: null,
     request: null,
   });
-  core.host.event("patch_applied", { step: id });
-  return true;
+  if (applied) core.host.event("patch_applied", { step: id });
+  return applied;
 }
+
+/** The journaled result of a patch marker that answered false (the old path); true is journaled as null. */
+const PATCH_OLD_PATH = "false";

@@ -30,12 +30,14 @@ export interface StepCore {
    */
   enter(name: string, kind: StepKind): Entry | "halt" | "handoff";
   /**
-   * Whether the run may go on from a new step or patch marker: true once the replay has caught up, false when it
-   * never will (a divergence). Ask only while `replaying`.
+   * Whether the run may go on from a new step: true once the replay has caught up or the run is quiescent, false
+   * when it must not go on (see ReplayFrontier). Ask only while `replaying`.
    */
   atFrontier(kind: FrontierKind, label: string): boolean | Promise<boolean>;
   /** Whether the journal holds the step `name`#`occurrence` (read when the run loaded it, or written since). */
   isJournaled(name: string, occurrence: number): boolean;
+  /** The journal's row of `name`#`occurrence`, if any. */
+  journaled(name: string, occurrence: number): StepRecord | undefined;
   /** Journals `record`. */
   write(record: StepRecord): void;
   /** Parks the caller for good; the run suspends once nothing is in flight. */

@@ -3,6 +3,8 @@ import * as z from "zod";
 import { McpServer, type Step } from "../../src/index.js";
 import { taskDefinitionOf } from "../../src/runner/task-definition.js";
 
+const emptyHandler = async () => ({ content: [] });
+
 describe("registerTask", () => {
   it("types the handler's input from the zod schema, output side (defaults applied)", () => {
     const server = new McpServer({ name: "types", version: "1.0.0" });
@@ -32,6 +34,18 @@ describe("registerTask", () => {
     const config = { inputSchema: z.object({}) };
     server.registerTask("once", config, async () => ({ content: [] }));
     expect(() => server.registerTask("once", config, async () => ({ content: [] }))).toThrow(/already registered/);
+  });
+
+  it("takes the replay mode (default fail) and refuses an unknown one naming the task", () => {
+    const server = new McpServer({ name: "replay", version: "1.0.0" });
+    server.registerTask("plain", { inputSchema: z.object({}) }, emptyHandler);
+    server.registerTask("strict", { inputSchema: z.object({}), replay: "strict" }, emptyHandler);
+    expect(server[taskDefinitionOf]("plain")!.replay).toBe("fail");
+    expect(server[taskDefinitionOf]("strict")!.replay).toBe("strict");
+    const loose = { inputSchema: z.object({}), replay: "loose" as "warn" };
+    expect(() => server.registerTask("loose", loose, emptyHandler)).toThrow(
+      /task "loose": replay must be "fail", "warn" or "strict", not "loose"/,
+    );
   });
 
   it("reads TTL and poll interval as durations, and null as no TTL", () => {

@@ -84,6 +84,15 @@ describe("repeated step names (Workflows semantics)", () => {
     expect(task.error).toMatchObject({ code: -32603, data: { reason: "replay_divergence", step: "x#2" } });
     expect(task.error?.message).toMatch(/journal holds a "do" step where the code now asks for "sleep"/);
   });
+  it("fails a kind change in warn mode too: the key holds the other kind's row, so nothing could go on from it", async () => {
+    const started = await startTask("kind_at_occurrence_warn");
+    await waitForTask(started, async () => (await journal(started)).length === 3);
+    await started.probe.set("version", "kind-changed");
+    await wakeFromSleep(started, 1);
+    const task = await waitForTask(started, isFinal);
+    expect(task.status).toBe("failed");
+    expect(task.error).toMatchObject({ code: -32603, data: { reason: "replay_divergence", step: "x#2" } });
+  });
 });
 
 describe("input requests under a repeated name", () => {

@@ -26,9 +26,26 @@ async function deployDuringSleep(started: StartedTask, sleep: string, version: s
 
 const text = (task: { result?: unknown }) => (task.result as { content: Array<{ text: string }> }).content[0]!.text;
 
-describe("replay rule: journal order plus quiescence", () => {
-  it("fails a task whose finished step was renamed, before the renamed step's body runs", async () => {
+describe("replay rule: (name, occurrence), quiescence, and the handler's return", () => {
+  it("fails a task whose finished step was renamed when the handler returns, after the renamed step ran", async () => {
     const started = await startTask("renamable");
+    const task = await deployDuringSleep(started, "pause", "renamed");
+    expect(task.status).toBe("failed");
+    expect(task.error).toMatchObject({
+      code: -32603,
+      data: { reason: "replay_divergence", step: "a renamed", journaled: "a" },
+    });
+    expect(task.error?.message).toMatch(
+      /handler returned while the journal's "do" step "a" \(done\) was never reached/,
+    );
+    // What the default can no longer prevent: the renamed step's body ran (once), and so did the steps after it.
+    expect(await started.probe.count("a")).toBe(1);
+    expect(await started.probe.count("a renamed")).toBe(1);
+    expect(await started.probe.count("c")).toBe(1);
+  });
+
+  it("in strict mode fails a renamed step at quiescence, before its body runs", async () => {
+    const started = await startTask("renamable_strict");
     const task = await deployDuringSleep(started, "pause", "renamed");
     expect(task.status).toBe("failed");
     expect(task.error).toMatchObject({
@@ -40,6 +57,16 @@ describe("replay rule: journal order plus quiescence", () => {
     expect(await started.probe.count("a renamed")).toBe(0);
     expect(await started.probe.count("c")).toBe(0);
     expect((await journal(started)).map((row) => row.name)).toEqual(["a", "pause"]);
+  });
+
+  it("in warn mode completes a task whose finished step was renamed, with what the handler returned", async () => {
+    const started = await startTask("renamable_warn");
+    const task = await deployDuringSleep(started, "pause", "renamed");
+    expect(task.status).toBe("completed");
+    expect(text(task)).toBe("done");
+    expect(await started.probe.count("a renamed")).toBe(1);
+    // The unclaimed row stays in the journal as it was.
+    expect((await journal(started)).map((row) => row.name)).toEqual(["a", "pause", "a renamed", "c"]);
   });
 
   it("lets a parallel branch reach a new step while another branch still replays its journaled steps", async () => {
@@ -54,6 +81,16 @@ describe("replay rule: journal order plus quiescence", () => {
 
   it("fails a parallel branch whose journaled step was renamed, naming both steps", async () => {
     const started = await startTask("branches", { count: 20, pauseMs: 60_000 });
+    const task = await deployDuringSleep(started, "right nap", "renamed");
+    expect(task.status).toBe("failed");
+    expect(task.error).toMatchObject({
+      data: { reason: "replay_divergence", step: "right renamed", journaled: "right 0" },
+    });
+    for (let i = 0; i < 20; i++) expect(await started.probe.count(`left ${i}`)).toBe(1);
+  });
+
+  it("in strict mode fails a parallel branch whose journaled step was renamed before the new body runs", async () => {
+    const started = await startTask("branches_strict", { count: 20, pauseMs: 60_000 });
     const task = await deployDuringSleep(started, "right nap", "renamed");
     expect(task.status).toBe("failed");
     expect(task.error).toMatchObject({
@@ -74,7 +111,8 @@ describe("step.patched", () => {
     expect(text(task)).toBe("a,b,c,true");
     expect(await started.probe.count("b")).toBe(1);
     expect(await started.probe.count("b2")).toBe(0);
-    expect((await journal(started)).map((row) => row.kind)).not.toContain("patch");
+    // The answer is journaled (false), so every later replay answers the same whatever the timing.
+    expect((await journal(started)).map((row) => [row.name, row.kind])).toContainEqual(["use b2", "patch"]);
   });
 
   it("gives a task that reaches the patch fresh the new path (true), journals the marker and replays it", async () => {
@@ -110,6 +148,5 @@ describe("step.patched", () => {
     const task = await deployDuringSleep(started, "nap", 3);
     expect(task.status).toBe("failed");
     expect(task.error).toMatchObject({ data: { reason: "replay_divergence", step: "b2", journaled: "b" } });
-    expect(await started.probe.count("b2")).toBe(0);
   });
 });
