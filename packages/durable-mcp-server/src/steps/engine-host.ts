@@ -19,6 +19,19 @@ import type { FileStep, InputRequest, TaskFiles } from "./types.js";
  * - "strict": a new step still waiting when the run is quiescent fails the task before its body runs. Sound only
  *   for handlers whose every await is a step: a branch awaiting anything else (a fetch, a timer) is invisible to the
  *   engine and looks exactly like a renamed step.
+ *
+ * @example
+ * ```ts
+ * import { McpServer, type ReplayMode } from "durable-mcp-server";
+ * import * as z from "zod";
+ *
+ * const replay: ReplayMode = "strict"; // every await of this handler is a step
+ * const server = new McpServer({ name: "reports", version: "1.0.0" });
+ * server.registerTask("sum", { inputSchema: z.object({ n: z.number() }), replay }, async ({ n }, step) => {
+ *   const doubled = await step.do("double", async () => n * 2);
+ *   return { content: [{ type: "text", text: String(doubled) }] };
+ * });
+ * ```
  */
 export type ReplayMode = "fail" | "warn" | "strict";
 
