@@ -22,6 +22,7 @@ export const LAYERS = [
   "steps",
   "files",
   "runner",
+  "tasks",
   "fallback",
   "server",
   "routing",

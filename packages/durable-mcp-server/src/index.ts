@@ -19,7 +19,7 @@ export type {
   FilesOptions,
   WebhooksOptions,
 } from "./routing/durable-mcp.js";
-export type { SendEventInput, SendEventOptions, SendEventResult } from "./runner/send-event.js";
+export type { SendEventInput, SendEventOptions, SendEventResult } from "./tasks/send-event.js";
 export { EventRefusedError, EventTimeoutError } from "./errors/event-errors.js";
 export type { EventRefusal } from "./errors/event-errors.js";
 export type { TaskRunnerClass, TaskRunnerRpc } from "./runner/task-runner-rpc.js";

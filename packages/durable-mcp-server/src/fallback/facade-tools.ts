@@ -3,7 +3,7 @@ import * as z from "zod";
 import { toolErrorResult, type ErrorEnvelope } from "../errors/envelope.js";
 import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner-rpc.js";
-import type { CallerContext } from "../runner/caller-context.js";
+import type { CallerContext } from "../tasks/caller-context.js";
 import { checkInputAnswer } from "../runner/elicit-answer.js";
 import { cancelledResult, taskViewResult, type FacadeNames } from "./task-view.js";
 

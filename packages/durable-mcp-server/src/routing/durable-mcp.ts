@@ -20,9 +20,9 @@ import { bindTaskRuntime, registerFileToolsOnce, type McpServer } from "../serve
 import { DEFAULT_MAX_FILE_BYTES, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "../limits.js";
 import { readJsonBody, type JsonBody } from "../wire/json-body.js";
 import { batchRefusal, hostPolicy, hostRefusal } from "./request-guards.js";
-import { RunnerClient } from "../runner/runner-client.js";
-import { RunnerPool } from "../runner/runner-pool.js";
-import type { CallerContext } from "../runner/caller-context.js";
+import { RunnerClient } from "../tasks/runner-client.js";
+import { RunnerPool } from "../tasks/runner-pool.js";
+import type { CallerContext } from "../tasks/caller-context.js";
 import { isTaskMethodRequest, prefetchTaskGet, serveTaskMethod } from "./task-fast-path.js";
 import { isToolCallRequest, serveToolCall } from "./tool-fast-path.js";
 import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
@@ -34,7 +34,7 @@ import {
   type SendEventInput,
   type SendEventOptions,
   type SendEventResult,
-} from "../runner/send-event.js";
+} from "../tasks/send-event.js";
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from "../runner/webhook-urls.js";
 import { routeWebhookRequest } from "./webhook-routes.js";
 

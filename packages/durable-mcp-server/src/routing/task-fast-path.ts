@@ -7,9 +7,9 @@ import {
   type Implementation,
 } from "@modelcontextprotocol/server";
 import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
-import type { CallerContext } from "../runner/caller-context.js";
+import type { CallerContext } from "../tasks/caller-context.js";
 import type { TaskText } from "../runner/task-view.js";
-import { cancelTask, getTask, getTaskText, updateTask } from "../server/task-methods.js";
+import { cancelTask, getTask, getTaskText, updateTask } from "../tasks/task-methods.js";
 import { declaredWithin } from "../wire/json-body.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import { declaresTasks, PROTOCOL_VERSION, TaskMethods } from "../wire/protocol.js";

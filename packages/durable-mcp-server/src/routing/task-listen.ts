@@ -14,7 +14,7 @@ import type { TaskAccess } from "../runner/task-runner-rpc.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY } from "../wire/protocol.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
 import { mapBounded } from "./bounded.js";
-import type { CallerContext } from "../runner/caller-context.js";
+import type { CallerContext } from "../tasks/caller-context.js";
 import { tasksOf } from "../runner/task-stream.js";
 
 const LISTEN = "subscriptions/listen";

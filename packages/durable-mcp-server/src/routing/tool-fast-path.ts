@@ -7,7 +7,7 @@ import {
   specTypeSchemas,
 } from "@modelcontextprotocol/server";
 import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
-import type { CallerContext } from "../runner/caller-context.js";
+import type { CallerContext } from "../tasks/caller-context.js";
 import { fastTaskCall, type McpServer } from "../server/mcp-server.js";
 import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
 import { declaresTasks, PROTOCOL_VERSION } from "../wire/protocol.js";

@@ -7,12 +7,12 @@ import {
 } from "@modelcontextprotocol/server";
 import { isTaskIdShape, taskIdForKey } from "../../ids.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_STEP_RESULT_BYTES } from "../../limits.js";
-import type { RunnerClient } from "../../runner/runner-client.js";
+import type { RunnerClient } from "../../tasks/runner-client.js";
 import type { IndexCursor } from "../../runner/task-index.js";
 import { FINAL_STATUSES, type NewTask } from "../../runner/task-store.js";
 import { invalidArgumentsResult, legacyTaskTool, type McpServer } from "../../server/mcp-server.js";
-import { cancelTask, getTask } from "../../server/task-methods.js";
-import type { CallerContext } from "../../runner/caller-context.js";
+import { cancelTask, getTask } from "../../tasks/task-methods.js";
+import type { CallerContext } from "../../tasks/caller-context.js";
 import { mapBounded } from "../bounded.js";
 import { LIST_CONCURRENCY, LIST_PAGE_SIZE } from "../../limits.js";
 import { looksLikeQuestionId, readQuestionId } from "./questions.js";

@@ -1,7 +1,7 @@
 import { jsonRpcErrorMessage } from "../../errors/jsonrpc.js";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { isTaskIdShape } from "../../ids.js";
-import type { RunnerClient } from "../../runner/runner-client.js";
+import type { RunnerClient } from "../../tasks/runner-client.js";
 import { tasksOf } from "../../runner/task-stream.js";
 import { FINAL_STATUSES } from "../../runner/task-store.js";
 import type { DetailedTask } from "../../wire/task-shapes.js";

@@ -1,7 +1,7 @@
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { isTaskIdShape } from "../ids.js";
 import type { TaskAccess } from "../runner/task-runner-rpc.js";
-import type { CallerContext } from "../runner/caller-context.js";
+import type { CallerContext } from "./caller-context.js";
 import { MAX_STEP_RESULT_BYTES } from "../limits.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask } from "../wire/task-shapes.js";

@@ -6,7 +6,7 @@ import {
   PREPARED_RUNNER_POOL_SIZE,
   PREPARED_RUNNER_REFILL_DELAY_MS,
 } from "../../src/limits.js";
-import { RunnerPool } from "../../src/runner/runner-pool.js";
+import { RunnerPool } from "../../src/tasks/runner-pool.js";
 import { fixtureEnv } from "../helpers.js";
 
 const namespace = () => fixtureEnv.TASK_RUNNER as unknown as DurableObjectNamespace;

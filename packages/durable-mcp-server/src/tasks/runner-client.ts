@@ -1,11 +1,11 @@
 import { backoffDelayMs, equalJitter } from "../util/backoff.js";
 import { newTaskId } from "../ids.js";
 import type { RunnerPool } from "./runner-pool.js";
-import { taskIndexOf, type IndexCursor, type IndexEntry } from "./task-index.js";
-import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
-import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "./task-runner-rpc.js";
-import type { NewTask } from "./task-store.js";
-import type { TaskText } from "./task-view.js";
+import { taskIndexOf, type IndexCursor, type IndexEntry } from "../runner/task-index.js";
+import type { EventOutcome, WebhookAnswer } from "../runner/event-inbox.js";
+import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "../runner/task-runner-rpc.js";
+import type { NewTask } from "../runner/task-store.js";
+import type { TaskText } from "../runner/task-view.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
 export interface RetryPolicy {
