@@ -3,7 +3,8 @@
 // limits.ts, task-events.ts, …) are the lowest layer but one (only util/ is lower); src/index.ts is the exempt top
 // (the public surface re-exports from everywhere). Prints every edge that points up, every cycle between folders and
 // every cycle between modules (inside a folder too, `import type` included: a module's imports form a tree, so each
-// reads without the ones above it), then exits 1; prints the layer order and exits 0 when there is none. Plain Node, no dependency: the
+// reads without the ones above it) and every import into a DOORS folder (a Durable Object's own code) that does not go
+// through its index.ts, then exits 1; prints the layer order and exits 0 when there is none. Plain Node, no dependency: the
 // imports are ESM `import`/`export … from` statements with relative specifiers, which a regex reads reliably here
 // (tsc rejects anything else the compiler would resolve differently, e.g. a bare path into src). CI runs it in the
 // package's `lint` target. `node scripts/check-layers.mjs [srcDir]` checks another tree (to see it bite on one);
@@ -28,6 +29,12 @@ export const LAYERS = [
   "routing",
   "testing",
 ];
+
+/**
+ * Folders that hold a Durable Object's own code: other folders reach them only through their index.ts (the RPC
+ * contract and what the Worker side may use), never a module behind it.
+ */
+export const DOORS = ["runner"];
 
 const args = process.argv.slice(2);
 const list = args.includes("--list");
@@ -74,6 +81,9 @@ for (const file of files) {
     modules.set(rel, [...(modules.get(rel) ?? []), imported]);
     const to = layerOf(target);
     if (to === from) continue;
+    if (DOORS.includes(to) && imported !== `${to}/index.ts`) {
+      problems.push(`${rel} imports ${specifier}: ${to}/ is reached only through ${to}/index.ts`);
+    }
     const key = `${from} -> ${to}`;
     if (!edges.has(key)) edges.set(key, `${rel} imports ${specifier}`);
   }

@@ -22,7 +22,7 @@ export type {
 export type { SendEventInput, SendEventOptions, SendEventResult } from "./tasks/send-event.js";
 export { EventRefusedError, EventTimeoutError } from "./errors/event-errors.js";
 export type { EventRefusal } from "./errors/event-errors.js";
-export type { TaskRunnerClass, TaskRunnerRpc } from "./runner/task-runner-rpc.js";
+export type { TaskRunnerClass, TaskRunnerRpc } from "./runner/index.js";
 export type { FileRunnerClass, FileRunnerRpc } from "./files/file-runner.js";
 export type { TaskEventLevel } from "./task-events.js";
 export type { Duration } from "./steps/duration.js";

@@ -14,8 +14,14 @@ import { corsHeaders, withCors } from "../util/http.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
 import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
 import type { TaskEventLevel } from "../task-events.js";
-import { defineTaskRunner } from "../runner/task-runner.js";
-import type { TaskRunnerClass } from "../runner/task-runner-rpc.js";
+import {
+  defineTaskRunner,
+  type TaskRunnerClass,
+  defineTaskIndex,
+  type TaskIndexClass,
+  DEFAULT_WEBHOOK_SETTINGS,
+  type WebhookSettings,
+} from "../runner/index.js";
 import { bindTaskRuntime, registerFileToolsOnce, type McpServer } from "../server/mcp-server.js";
 import { DEFAULT_MAX_FILE_BYTES, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "../limits.js";
 import { readJsonBody, type JsonBody } from "../wire/json-body.js";
@@ -26,7 +32,6 @@ import type { CallerContext } from "../tasks/caller-context.js";
 import { isTaskMethodRequest, prefetchTaskGet, serveTaskMethod } from "./task-fast-path.js";
 import { isToolCallRequest, serveToolCall } from "./tool-fast-path.js";
 import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
-import { defineTaskIndex, type TaskIndexClass } from "../runner/task-index.js";
 import { serveLegacyWire } from "./wire-2025/legacy-wire.js";
 import { Signer } from "./wire-2025/signing.js";
 import {
@@ -35,7 +40,6 @@ import {
   type SendEventOptions,
   type SendEventResult,
 } from "../tasks/send-event.js";
-import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from "../runner/webhook-urls.js";
 import { routeWebhookRequest } from "./webhook-routes.js";
 
 /**
@@ -235,7 +239,7 @@ export function durableMcp<Env>(
     return (signer ??= new Signer(typeof secret === "string" ? secret : undefined));
   };
 
-  // Pre-created TaskRunners of this isolate (runner/runner-pool.ts); only requests that can refill it take from it.
+  // Pre-created TaskRunners of this isolate (tasks/runner-pool.ts); only requests that can refill it take from it.
   const pool = new RunnerPool();
 
   function runnersFor(env: Env, withPool = false): RunnerClient {

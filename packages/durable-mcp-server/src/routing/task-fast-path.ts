@@ -8,7 +8,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
 import type { CallerContext } from "../tasks/caller-context.js";
-import type { TaskText } from "../runner/task-view.js";
+import type { TaskText } from "../runner/index.js";
 import { cancelTask, getTask, getTaskText, updateTask } from "../tasks/task-methods.js";
 import { declaredWithin } from "../wire/json-body.js";
 import { STEPS_META } from "../wire/meta-keys.js";

@@ -10,12 +10,11 @@ import { isTaskIdShape } from "../ids.js";
 // MAX_LISTEN_TASK_IDS: each id is a Durable Object call, and each owned one holds a stream; LISTEN_CONCURRENCY keeps
 // one request from monopolising the isolate.
 import { LISTEN_CONCURRENCY, MAX_LISTEN_TASK_IDS } from "../limits.js";
-import type { TaskAccess } from "../runner/task-runner-rpc.js";
+import { type TaskAccess, tasksOf } from "../runner/index.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY } from "../wire/protocol.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
 import { mapBounded } from "./bounded.js";
 import type { CallerContext } from "../tasks/caller-context.js";
-import { tasksOf } from "../runner/task-stream.js";
 
 const LISTEN = "subscriptions/listen";
 const KEEPALIVE_MS = 15_000;

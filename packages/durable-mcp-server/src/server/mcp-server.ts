@@ -21,7 +21,7 @@ import { taskIdForKey } from "../ids.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INLINE_MS, MAX_LISTED_ISSUES } from "../limits.js";
 import { installedRequestHandler, registeredTool } from "./sdk-internals.js";
 import { cancelTask, getTask, updateTask } from "../tasks/task-methods.js";
-import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/task-definition.js";
+import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/index.js";
 import type { CallerContext } from "../tasks/caller-context.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
 import type { Step } from "../steps/types.js";

@@ -1,11 +1,18 @@
 import { backoffDelayMs, equalJitter } from "../util/backoff.js";
 import { newTaskId } from "../ids.js";
 import type { RunnerPool } from "./runner-pool.js";
-import { taskIndexOf, type IndexCursor, type IndexEntry } from "../runner/task-index.js";
-import type { EventOutcome, WebhookAnswer } from "../runner/event-inbox.js";
-import type { TaskAccess, TaskRunnerRpc, UpdateOutcome } from "../runner/task-runner-rpc.js";
-import type { NewTask } from "../runner/task-store.js";
-import type { TaskText } from "../runner/task-view.js";
+import {
+  taskIndexOf,
+  type IndexCursor,
+  type IndexEntry,
+  type EventOutcome,
+  type WebhookAnswer,
+  type TaskAccess,
+  type TaskRunnerRpc,
+  type UpdateOutcome,
+  type NewTask,
+  type TaskText,
+} from "../runner/index.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
 export interface RetryPolicy {

@@ -6,7 +6,7 @@ import {
   PREPARED_RUNNER_POOL_SIZE,
   PREPARED_RUNNER_REFILL_DELAY_MS,
 } from "../limits.js";
-import type { TaskRunnerRpc } from "../runner/task-runner-rpc.js";
+import type { TaskRunnerRpc } from "../runner/index.js";
 
 export interface RunnerPoolOptions {
   /** Runners kept ready when creates are rare. */

@@ -11,7 +11,7 @@ import {
   type TestingAnswer,
   type TestingOp,
   type TestingReply,
-} from "../runner/testing-seam.js";
+} from "../runner/index.js";
 import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
 import { RunnerClient } from "../tasks/runner-client.js";
 import { sendTaskEvent, type SendEventInput, type SendEventResult } from "../tasks/send-event.js";

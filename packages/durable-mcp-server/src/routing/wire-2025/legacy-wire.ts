@@ -8,8 +8,7 @@ import {
 import { isTaskIdShape, taskIdForKey } from "../../ids.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_STEP_RESULT_BYTES } from "../../limits.js";
 import type { RunnerClient } from "../../tasks/runner-client.js";
-import type { IndexCursor } from "../../runner/task-index.js";
-import { FINAL_STATUSES, type NewTask } from "../../runner/task-store.js";
+import { type IndexCursor, FINAL_STATUSES, type NewTask } from "../../runner/index.js";
 import { invalidArgumentsResult, legacyTaskTool, type McpServer } from "../../server/mcp-server.js";
 import { cancelTask, getTask } from "../../tasks/task-methods.js";
 import type { CallerContext } from "../../tasks/caller-context.js";
