@@ -20,7 +20,7 @@ const source = modulePath
   : new URL("../../../packages/durable-mcp-server/src/files/sha256-state.ts", import.meta.url).href;
 const { Sha256 } = (await import(
   source
-)) as typeof import("../../../packages/durable-mcp-server/src/files/sha256-state.ts");
+)) as typeof import("../../../packages/durable-mcp-server/src/file-runner/sha256-state.ts");
 
 // 1 MiB pieces, as an upload's parts arrive (body chunks are smaller; the 64-byte tail of each is the slow path).
 const chunk = randomFillSync(new Uint8Array(MIB));

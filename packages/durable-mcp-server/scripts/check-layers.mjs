@@ -21,6 +21,7 @@ export const LAYERS = [
   "storage",
   "wire",
   "steps",
+  "file-runner",
   "files",
   "runner",
   "tasks",

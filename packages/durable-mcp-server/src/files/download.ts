@@ -1,5 +1,5 @@
-import type { FileAccess } from "./file-access.js";
-import { objectKey } from "./file-runner.js";
+import type { FileAccess } from "../file-runner/file-access.js";
+import { objectKey } from "../file-runner/file-runner.js";
 import type { FileService } from "./file-service.js";
 import { plain, withCorsHeaders } from "../util/http.js";
 
