@@ -35,7 +35,7 @@ export const LAYERS = [
  * Folders that hold a Durable Object's own code: other folders reach them only through their index.ts (the RPC
  * contract and what the Worker side may use), never a module behind it.
  */
-export const DOORS = ["runner"];
+export const DOORS = ["runner", "file-runner"];
 
 const args = process.argv.slice(2);
 const list = args.includes("--list");

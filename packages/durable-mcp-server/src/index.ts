@@ -23,7 +23,7 @@ export type { SendEventInput, SendEventOptions, SendEventResult } from "./tasks/
 export { EventRefusedError, EventTimeoutError } from "./errors/event-errors.js";
 export type { EventRefusal } from "./errors/event-errors.js";
 export type { TaskRunnerClass, TaskRunnerRpc } from "./runner/index.js";
-export type { FileRunnerClass, FileRunnerRpc } from "./file-runner/file-runner.js";
+export type { FileRunnerClass, FileRunnerRpc } from "./file-runner/index.js";
 export type { TaskEventLevel } from "./task-events.js";
 export type { Duration } from "./steps/duration.js";
 export type { Backoff, StepConfig } from "./steps/retry-policy.js";

@@ -7,8 +7,7 @@ import { TOOL_CHUNK_BYTES } from "../limits.js";
 import { FILE_META } from "../wire/meta-keys.js";
 import { fromBase64, toBase64 } from "../util/encoding.js";
 import { fileNotReady, unknownFile } from "./file-envelopes.js";
-import type { FileRecord } from "../file-runner/file-store.js";
-import type { WriteOutcome } from "../file-runner/upload.js";
+import type { FileRecord, WriteOutcome } from "../file-runner/index.js";
 
 export interface FileToolsRuntime {
   principal: string;

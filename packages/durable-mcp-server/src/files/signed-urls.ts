@@ -1,5 +1,5 @@
 import { HmacKey } from "../util/hmac.js";
-import type { UrlScope } from "../file-runner/file-access.js";
+import type { UrlScope } from "../file-runner/index.js";
 
 export type SignatureCheck = "valid" | "expired" | "invalid";
 

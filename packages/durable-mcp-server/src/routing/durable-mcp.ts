@@ -7,7 +7,7 @@ import {
   type CreateMcpHandlerOptions,
   type Implementation,
 } from "@modelcontextprotocol/server";
-import { defineFileRunner, type FileRunnerClass } from "../file-runner/file-runner.js";
+import { defineFileRunner, type FileRunnerClass } from "../file-runner/index.js";
 import { routeFileRequest } from "../files/file-routes.js";
 import { FileService, type FilesSettings } from "../files/file-service.js";
 import { corsHeaders, withCors } from "../util/http.js";

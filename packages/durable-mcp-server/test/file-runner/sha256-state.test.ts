@@ -1,4 +1,4 @@
-// The upload's resumable SHA-256 (src/files/sha256-state.ts) against WebCrypto: any split of the bytes, a save and
+// The upload's resumable SHA-256 (src/file-runner/sha256-state.ts) against WebCrypto: any split of the bytes, a save and
 // a restore at any point, and the state a FileRunner saves with its offset across an eviction.
 import { evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// How a PATCH body is read (src/files/upload.ts): in large BYOB reads filled as the bytes arrive, not in the
+// How a PATCH body is read (src/file-runner/upload.ts): in large BYOB reads filled as the bytes arrive, not in the
 // default reader's small chunks (4 KiB for a request body in workerd: 16,384 reads and promise turns per 64 MiB,
 // docs/performance.md "Files, round 3"), and without giving up a byte that arrived when the body breaks off.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
