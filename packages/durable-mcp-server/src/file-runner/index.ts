@@ -3,13 +3,15 @@
 // `receiveChunk` is the one piece of code both sides run: the object for `file_upload_write`, the Worker for a tus PATCH,
 // so the bytes go straight from where they arrive to R2.
 export type { FileAccess, UrlScope } from "./file-access.js";
+export { defineFileRunner } from "./file-runner.js";
 export {
-  defineFileRunner,
   objectKey,
+  type ChunkChecksum,
   type FileRunnerClass,
   type FileRunnerOptions,
   type FileRunnerRpc,
   type NewFile,
-} from "./file-runner.js";
+  type WriteOutcome,
+} from "./file-runner-rpc.js";
 export type { FileRecord } from "./file-store.js";
-export { partSizeFor, receiveChunk, type ChunkChecksum, type WriteOutcome } from "./upload.js";
+export { partSizeFor, receiveChunk } from "./upload.js";

@@ -1,6 +1,6 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { FileRunnerRpc } from "../../src/file-runner/file-runner.js";
+import type { FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
 import { FileStore } from "../../src/file-runner/file-store.js";
 import { newFileHandle } from "../../src/ids.js";
 import { fixtureEnv } from "../helpers.js";

@@ -2,7 +2,7 @@
 // a restore at any point, and the state a FileRunner saves with its offset across an eviction.
 import { evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { FileRunnerRpc } from "../../src/file-runner/file-runner.js";
+import type { FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
 import { FileStore } from "../../src/file-runner/file-store.js";
 import { Sha256, SHA256_STATE_BYTES } from "../../src/file-runner/sha256-state.js";
 import { newFileHandle } from "../../src/ids.js";

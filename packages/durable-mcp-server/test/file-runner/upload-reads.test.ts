@@ -3,7 +3,7 @@
 // docs/performance.md "Files, round 3"), and without giving up a byte that arrived when the body breaks off.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { objectKey, type FileRunnerRpc } from "../../src/file-runner/file-runner.js";
+import { objectKey, type FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
 import { FileStore } from "../../src/file-runner/file-store.js";
 import { Sha256 } from "../../src/file-runner/sha256-state.js";
 import { partSizeFor, receiveChunk } from "../../src/file-runner/upload.js";
