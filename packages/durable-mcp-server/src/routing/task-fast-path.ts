@@ -6,7 +6,7 @@ import {
   SERVER_INFO_META_KEY,
   type Implementation,
 } from "@modelcontextprotocol/server";
-import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
+import { jsonRpcErrorResponse, jsonRpcResultTextResponse } from "../errors/jsonrpc.js";
 import type { CallerContext } from "../tasks/caller-context.js";
 import type { TaskText } from "../runner/index.js";
 import { cancelTask, getTask, getTaskText, updateTask } from "../tasks/task-methods.js";
@@ -79,9 +79,7 @@ function taskTextResponse(id: string | number, task: TaskText, serverInfo: Imple
   const meta = task.meta === null ? `{${entry}}` : `${task.meta.slice(0, -1)},${entry}}`;
   // `body` is an object's text with at least its taskId: its entries, then resultType and _meta.
   const result = `${task.body.slice(0, -1)},"resultType":"complete","_meta":${meta}}`;
-  return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`, {
-    headers: { "content-type": "application/json" },
-  });
+  return jsonRpcResultTextResponse(id, result);
 }
 
 interface TaskMethodRequest {

@@ -5,7 +5,12 @@ import {
   SUBSCRIPTION_ID_META_KEY,
 } from "@modelcontextprotocol/server";
 import { OwnErrorCode } from "../errors/codes.js";
-import { jsonRpcErrorMessage, jsonRpcErrorResponse } from "../errors/jsonrpc.js";
+import {
+  jsonRpcErrorMessage,
+  jsonRpcErrorResponse,
+  jsonRpcNotification,
+  jsonRpcResultMessage,
+} from "../errors/jsonrpc.js";
 import { isTaskIdShape } from "../ids.js";
 // MAX_LISTEN_TASK_IDS: each id is a Durable Object call, and each owned one holds a stream; LISTEN_CONCURRENCY keeps
 // one request from monopolising the isolate.
@@ -124,17 +129,18 @@ function sseStream(id: string | number, watched: Array<{ taskId: string; stream:
         if (open) controller.enqueue(encoder.encode(text));
       };
       const send = (message: unknown) => write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-      send({
-        jsonrpc: "2.0",
-        method: "notifications/subscriptions/acknowledged",
-        params: { notifications: { taskIds: watched.map((w) => w.taskId) }, _meta: subscriptionMeta },
-      });
+      send(
+        jsonRpcNotification("notifications/subscriptions/acknowledged", {
+          notifications: { taskIds: watched.map((w) => w.taskId) },
+          _meta: subscriptionMeta,
+        }),
+      );
       keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
       try {
         await Promise.all(
           readers.map((reader) => forwardTasks(reader, (task) => send(taskNotification(task, subscriptionMeta)))),
         );
-        send({ jsonrpc: "2.0", id, result: { resultType: "complete", _meta: subscriptionMeta } });
+        send(jsonRpcResultMessage(id, { resultType: "complete", _meta: subscriptionMeta }));
       } catch (error) {
         // A TaskRunner went away mid-listen (reset, deploy): end the listen with an error the client can act on.
         console.warn("task listen interrupted", { id, error: String(error) });
@@ -163,9 +169,5 @@ async function forwardTasks(reader: ReadableStreamDefaultReader<string>, onTask:
 }
 
 function taskNotification(task: DetailedTask, subscriptionMeta: Record<string, unknown>) {
-  return {
-    jsonrpc: "2.0",
-    method: "notifications/tasks",
-    params: { ...task, _meta: { ...task._meta, ...subscriptionMeta } },
-  };
+  return jsonRpcNotification("notifications/tasks", { ...task, _meta: { ...task._meta, ...subscriptionMeta } });
 }

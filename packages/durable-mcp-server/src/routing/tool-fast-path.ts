@@ -49,6 +49,7 @@ export async function serveToolCall(
       caller,
     );
     if (!result) return null;
+    // Framed by hand in the SDK's member order (result first), so the fast path answers byte for byte as the SDK does.
     return Response.json({ result: await asSdkAnswers(result, server), jsonrpc: "2.0", id });
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;

@@ -1,4 +1,4 @@
-import { jsonRpcErrorResponse } from "../../errors/jsonrpc.js";
+import { jsonRpcErrorResponse, jsonRpcResultResponse } from "../../errors/jsonrpc.js";
 import {
   ProtocolError,
   ProtocolErrorCode,
@@ -327,7 +327,7 @@ function progressTokenOf(params: Record<string, unknown>): string | number | und
 }
 
 function ok(id: Id, result: unknown): Response {
-  return Response.json({ jsonrpc: "2.0", id, result });
+  return jsonRpcResultResponse(id, result);
 }
 
 function rpcError(id: Id, code: number, message: string, data?: unknown): Response {
