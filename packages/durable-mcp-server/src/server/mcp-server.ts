@@ -1,3 +1,4 @@
+import { idempotencyKeyOf } from "../wire/idempotency-key.js";
 import {
   isInputRequiredResult,
   McpServer as SdkMcpServer,
@@ -18,14 +19,13 @@ import {
 import * as z from "zod";
 import { toolErrorResult } from "../errors/envelope.js";
 import { taskIdForKey } from "../ids.js";
-import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INLINE_MS, MAX_LISTED_ISSUES } from "../limits.js";
+import { MAX_INLINE_MS, MAX_LISTED_ISSUES } from "../limits.js";
 import { installedRequestHandler, registeredTool } from "./sdk-internals.js";
 import { cancelTask, getTask, updateTask } from "../tasks/task-methods.js";
 import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/index.js";
 import type { CallerContext } from "../tasks/caller-context.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
 import type { Step } from "../steps/types.js";
-import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
 import { declaredCapabilities } from "../wire/input-capabilities.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
@@ -306,7 +306,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       if (isInputRequiredResult(prepared)) return prepared;
       if (prepared && typeof prepared === "object" && "input" in prepared) input = prepared.input;
     }
-    const key = idempotencyKeyOf(ctx);
+    const key = idempotencyKeyOf(ctx.mcpReq._meta as Record<string, unknown> | undefined, ctx.http?.req?.headers);
     const taskId =
       key === undefined ? runtime.runners.newTaskId() : await taskIdForKey(runtime.principal, task.name, key);
     const access = { taskId, principal: runtime.principal };
@@ -411,20 +411,6 @@ function inlineBudgetMs(name: string, inline: Duration | undefined): number {
 function taskOnly(task: DetailedTask): Record<string, unknown> {
   const { inputRequests: _inputs, result: _result, error: _error, ...rest } = task;
   return rest;
-}
-
-/** The call's idempotency key (IDEMPOTENCY_KEY_META, or the `Idempotency-Key` header), if it has one. */
-function idempotencyKeyOf(ctx: ServerContext): string | undefined {
-  const fromMeta = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[IDEMPOTENCY_KEY_META];
-  const key = typeof fromMeta === "string" ? fromMeta : (ctx.http?.req?.headers.get("idempotency-key") ?? undefined);
-  if (key === undefined) return undefined;
-  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
-      `An idempotency key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters long`,
-    );
-  }
-  return key;
 }
 
 function originOf(ctx: ServerContext): string | null {

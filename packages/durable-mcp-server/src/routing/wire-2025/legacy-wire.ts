@@ -1,3 +1,4 @@
+import { idempotencyKeyOf } from "../../wire/idempotency-key.js";
 import { jsonRpcErrorResponse, jsonRpcResultResponse } from "../../errors/jsonrpc.js";
 import {
   ProtocolError,
@@ -6,7 +7,7 @@ import {
   type ClientCapabilities,
 } from "@modelcontextprotocol/server";
 import { isTaskIdShape, taskIdForKey } from "../../ids.js";
-import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_STEP_RESULT_BYTES } from "../../limits.js";
+import { MAX_STEP_RESULT_BYTES } from "../../limits.js";
 import type { RunnerClient } from "../../tasks/runner-client.js";
 import { type IndexCursor, FINAL_STATUSES, type NewTask } from "../../runner/index.js";
 import { invalidArgumentsResult, legacyTaskTool, type McpServer } from "../../server/mcp-server.js";
@@ -112,7 +113,7 @@ async function callTool(
   const parsed = tool.definition.parseInput(params.arguments ?? {});
   // A tool error, as on every wire: the model can repair its arguments, and no task is created.
   if (!parsed.ok) return ok(id, invalidArgumentsResult(name, parsed.issues) as CallToolResult);
-  const key = idempotencyKeyOf(request);
+  const key = idempotencyKeyOf(undefined, request.headers);
   const taskId = key === undefined ? ctx.runners.newTaskId() : await taskIdForKey(ctx.principal, name, key);
   const toolTtl = tool.definition.ttlMs;
   // The session's declared capabilities decide which questions the task may ask (`{}` without a session: none); as
@@ -155,18 +156,6 @@ function requestedTtl(task: unknown): number | undefined {
     );
   }
   return ttl;
-}
-
-function idempotencyKeyOf(request: Request): string | undefined {
-  const key = request.headers.get("idempotency-key");
-  if (key === null) return undefined;
-  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
-      `An idempotency key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters long`,
-    );
-  }
-  return key;
 }
 
 /** `tasks/cancel` of 2025-11-25: the cancelled task, or -32602 when it was already final. */
