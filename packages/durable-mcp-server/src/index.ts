@@ -51,7 +51,8 @@ export {
 export { RepairableError } from "./errors/envelope.js";
 export type { ErrorEnvelope, ErrorEnvelopeCode } from "./errors/envelope.js";
 export { TASKS_EXTENSION } from "./wire/protocol.js";
-export { fileLink, FILE_TOOL_NAMES } from "./files/file-tools.js";
+export { FILE_TOOL_NAMES } from "./files/file-tools.js";
+export { fileLink } from "./files/file-tool-kit.js";
 export type { FileView } from "./files/file-service.js";
 export type { ArtifactBody, ArtifactSpec, FileRef, InputFile, TaskFiles } from "./steps/types.js";
 export type { CreateTaskResult, DetailedTask, GetTaskResult, Task } from "./wire/task-shapes.js";
