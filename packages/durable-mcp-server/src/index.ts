@@ -10,15 +10,8 @@ export type {
   TaskServerOptions,
 } from "./server/mcp-server.js";
 export { durableMcp } from "./routing/durable-mcp.js";
-export type {
-  Authenticate,
-  Caller,
-  DurableMcp,
-  WaitUntil,
-  DurableMcpOptions,
-  FilesOptions,
-  WebhooksOptions,
-} from "./routing/durable-mcp.js";
+export type { Authenticate, Caller } from "./routing/mcp-endpoint.js";
+export type { DurableMcp, WaitUntil, DurableMcpOptions, FilesOptions, WebhooksOptions } from "./routing/durable-mcp.js";
 export type { SendEventInput, SendEventOptions, SendEventResult } from "./tasks/send-event.js";
 export { EventRefusedError, EventTimeoutError } from "./errors/event-errors.js";
 export type { EventRefusal } from "./errors/event-errors.js";

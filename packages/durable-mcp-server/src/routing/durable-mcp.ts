@@ -1,8 +1,5 @@
 import {
   createMcpHandler,
-  isJsonContentType,
-  ProtocolError,
-  ProtocolErrorCode,
   type AuthInfo,
   type CreateMcpHandlerOptions,
   type Implementation,
@@ -12,7 +9,6 @@ import { routeFileRequest } from "../files/file-routes.js";
 import { FileService, type FilesSettings } from "../files/file-service.js";
 import { corsHeaders, withCors } from "../util/http.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
-import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
 import type { TaskEventLevel } from "../task-events.js";
 import {
   defineTaskRunner,
@@ -23,16 +19,10 @@ import {
   type WebhookSettings,
 } from "../runner/index.js";
 import { bindTaskRuntime, registerFileToolsOnce, type McpServer } from "../server/mcp-server.js";
-import { DEFAULT_MAX_FILE_BYTES, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "../limits.js";
-import { readJsonBody, type JsonBody } from "../wire/json-body.js";
-import { batchRefusal, hostPolicy, hostRefusal } from "./request-guards.js";
+import { DEFAULT_MAX_FILE_BYTES, MAX_BODY_BYTES } from "../limits.js";
+import { hostPolicy, hostRefusal } from "./request-guards.js";
 import { RunnerClient } from "../tasks/runner-client.js";
 import { RunnerPool } from "../tasks/runner-pool.js";
-import type { CallerContext } from "../tasks/caller-context.js";
-import { isTaskMethodRequest, prefetchTaskGet, serveTaskMethod } from "./task-fast-path.js";
-import { isToolCallRequest, serveToolCall } from "./tool-fast-path.js";
-import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
-import { serveLegacyWire } from "./wire-2025/legacy-wire.js";
 import { Signer } from "./wire-2025/signing.js";
 import {
   sendTaskEvent,
@@ -41,18 +31,7 @@ import {
   type SendEventResult,
 } from "../tasks/send-event.js";
 import { routeWebhookRequest } from "./webhook-routes.js";
-
-/**
- * Who is calling. Tasks are bound to `principal`; `authInfo` reaches tools as `ctx.http.authInfo` (when absent,
- * tools see `{ token: "", clientId: principal, scopes: [] }`).
- */
-export interface Caller {
-  principal: string;
-  authInfo?: AuthInfo;
-}
-
-/** Return a Caller, or a Response (a 401 with a challenge, say) to answer the request with instead. */
-export type Authenticate<Env> = (request: Request, env: Env) => Caller | Response | Promise<Caller | Response>;
+import { answerMcpRequest, type Authenticate, type McpEndpoint, type RequestBinding } from "./mcp-endpoint.js";
 
 export interface DurableMcpOptions<Env> {
   /** Name of the TaskRunner Durable Object binding in wrangler.jsonc. Default "TASK_RUNNER". */
@@ -179,11 +158,6 @@ export interface DurableMcp<Env> {
   handler: ReturnType<typeof createMcpHandler>;
 }
 
-/** What one request's server is built with: the Worker's env and the caller context. */
-interface RequestBinding<Env> extends CallerContext {
-  env: Env;
-}
-
 /**
  * Wires an author's server factory to Workers: the TaskRunner Durable Object class to export, a `fetch` that
  * serves MCP at `path`, and `serve` for mounting the endpoint by hand inside another router.
@@ -239,6 +213,19 @@ export function durableMcp<Env>(
     return (signer ??= new Signer(typeof secret === "string" ? secret : undefined));
   };
 
+  const endpoint: McpEndpoint<Env> = {
+    authenticate: options.authenticate,
+    taskFastPath: options.taskFastPath !== false,
+    hosts,
+    maxBodyBytes,
+    files,
+    handler,
+    bindings,
+    signerOf,
+    registryOf,
+    serverInfoOf,
+  };
+
   // Pre-created TaskRunners of this isolate (tasks/runner-pool.ts); only requests that can refill it take from it.
   const pool = new RunnerPool();
 
@@ -262,74 +249,15 @@ export function durableMcp<Env>(
   /** Serves one MCP request at whatever path it arrived on. */
   async function serve(request: Request, env: Env, ctx?: WaitUntil): Promise<Response> {
     let runners: RunnerClient | undefined;
-    const response = await answer(request, env, () => (runners = runnersFor(env, ctx !== undefined)));
+    const response = await answerMcpRequest(
+      endpoint,
+      request,
+      env,
+      () => (runners = runnersFor(env, ctx !== undefined)),
+    );
     // A create took an id from the pool (or found it empty): top it up once the answer is out of our hands.
     if (ctx && runners?.refillWanted) ctx.waitUntil(runners.refill());
     return response;
-  }
-
-  async function answer(request: Request, env: Env, runnersOf: () => RunnerClient): Promise<Response> {
-    try {
-      const forbidden = hostRefusal(request, hosts);
-      if (forbidden) return jsonRpcErrorResponse(null, forbidden, 403);
-      const caller = options.authenticate ? await options.authenticate(request, env) : { principal: "anonymous" };
-      if (caller instanceof Response) return caller;
-      if (typeof caller?.principal !== "string" || caller.principal.length === 0) {
-        throw new Error("authenticate() must return a Caller with a non-empty principal, or a Response");
-      }
-      const context: CallerContext = { principal: caller.principal, runners: runnersOf() };
-      // A tasks/get's RPC starts from its headers while the body is read; used only if the body then agrees.
-      const prefetched = options.taskFastPath !== false ? prefetchTaskGet(request, context, maxBodyBytes) : undefined;
-      // Every JSON body is read here, once, under one size and depth bound, and handed on parsed. A POST that
-      // is not JSON is left unread for the SDK to refuse (415).
-      let parsedBody: unknown;
-      let forward = request;
-      if (request.method === "POST" && isJsonContentType(request.headers.get("content-type"))) {
-        const read = await readJsonBody(request, { maxBytes: maxBodyBytes });
-        const refused = bodyRefusal(read);
-        if (refused) return refused;
-        if (read.kind === "json") parsedBody = read.value;
-        // Empty or malformed: the SDK answers with its own -32700 from the same text, now re-readable.
-        else if (read.kind === "not-json") forward = new Request(request, { method: "POST", body: read.text });
-      }
-      const authInfo: AuthInfo = { ...(caller.authInfo ?? { token: "", clientId: caller.principal, scopes: [] }) };
-      const sdk = () => {
-        let service: FileService | undefined;
-        const fileService = files ? () => (service ??= FileService.fromEnv(files, env, request.url)) : undefined;
-        bindings.set(authInfo, { env, ...context, files: fileService });
-        return handler.fetch(forward, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
-      };
-      if (parsedBody !== undefined) {
-        const batch = batchRefusal(request, parsedBody);
-        if (batch) return jsonRpcErrorResponse(null, batch, 400);
-        const legacy = await serveLegacyWire(request, parsedBody, {
-          ...context,
-          signer: signerOf(env),
-          registry: () => registryOf(env),
-          sdk,
-        });
-        if (legacy) return legacy;
-        if (options.taskFastPath !== false && isTaskMethodRequest(request)) {
-          const answered = await serveTaskMethod(request, parsedBody, context, () => serverInfoOf(env), prefetched);
-          if (answered) return answered;
-        }
-        if (options.taskFastPath !== false && isToolCallRequest(request)) {
-          const created = await serveToolCall(request, parsedBody, context, () => registryOf(env));
-          if (created) return created;
-        }
-        if (wantsTaskListen(request)) {
-          const listen = await serveTaskListen(request, parsedBody, context);
-          if (listen) return listen;
-        }
-      }
-      return await sdk();
-    } catch (error) {
-      console.error("durableMcp: request failed", {
-        url: request.url,
-        error: error instanceof Error ? error.stack : String(error),
-      });
-      return jsonRpcErrorResponse(null, new ProtocolError(ProtocolErrorCode.InternalError, "Internal error"), 500);
-    }
   }
 
   /** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
@@ -410,36 +338,4 @@ function resolveWebhooks(option: WebhooksOptions | undefined): WebhookSettings {
     secretBinding: option?.secret ?? DEFAULT_WEBHOOK_SETTINGS.secretBinding,
     publicUrl: option?.publicUrl?.replace(/\/+$/, ""),
   };
-}
-
-/** The answer to a body the bound refuses, or null when it may go on. */
-function bodyRefusal(read: JsonBody): Response | null {
-  switch (read.kind) {
-    case "too-large":
-      return jsonRpcErrorResponse(
-        null,
-        new ProtocolError(
-          ProtocolErrorCode.InvalidRequest,
-          `Payload Too Large: Request body must not exceed ${read.maxBytes} bytes`,
-        ),
-        413,
-      );
-    case "too-deep":
-      return jsonRpcErrorResponse(
-        read.id,
-        new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          `Invalid params: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
-        ),
-        400,
-      );
-    case "unreadable":
-      return jsonRpcErrorResponse(
-        null,
-        new ProtocolError(ProtocolErrorCode.ParseError, "Parse error: the request body could not be read"),
-        400,
-      );
-    default:
-      return null;
-  }
 }
