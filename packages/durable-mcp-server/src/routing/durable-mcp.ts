@@ -20,7 +20,7 @@ import {
 } from "../runner/index.js";
 import { bindTaskRuntime, registerFileToolsOnce, type McpServer } from "../server/mcp-server.js";
 import { DEFAULT_MAX_FILE_BYTES, MAX_BODY_BYTES } from "../limits.js";
-import { hostPolicy, hostRefusal } from "./request-guards.js";
+import { hostPolicy, hostRefusal, type HostPolicy } from "./request-guards.js";
 import { RunnerClient } from "../tasks/runner-client.js";
 import { RunnerPool } from "../tasks/runner-pool.js";
 import { Signer } from "./wire-2025/signing.js";
@@ -227,24 +227,10 @@ export function durableMcp<Env>(
   };
 
   // Pre-created TaskRunners of this isolate (tasks/runner-pool.ts); only requests that can refill it take from it.
-  const pool = new RunnerPool();
-
-  function runnersFor(env: Env, withPool = false): RunnerClient {
-    const namespace = (env as Record<string, unknown>)[bindingName] as DurableObjectNamespace | undefined;
-    if (!namespace || typeof namespace.idFromName !== "function") {
-      throw new Error(
-        `durableMcp: no Durable Object binding named "${bindingName}"; see the wrangler.jsonc in the docs`,
-      );
-    }
-    const index = indexBinding ? (env as Record<string, unknown>)[indexBinding] : undefined;
-    const indexed = typeof (index as DurableObjectNamespace | undefined)?.idFromName === "function";
-    return new RunnerClient(
-      namespace,
-      undefined,
-      indexed ? (index as DurableObjectNamespace) : undefined,
-      withPool ? pool : undefined,
-    );
-  }
+  const runnersFor = runnerClients<Env>(bindingName, indexBinding, new RunnerPool());
+  const serveFiles = (request: Request, env: Env) => serveFileRequest(files, hosts, options.authenticate, request, env);
+  const serveWebhooks = (request: Request, env: Env) =>
+    serveWebhookRequest(webhooks, request, env, () => runnersFor(env));
 
   /** Serves one MCP request at whatever path it arrived on. */
   async function serve(request: Request, env: Env, ctx?: WaitUntil): Promise<Response> {
@@ -260,40 +246,6 @@ export function durableMcp<Env>(
     return response;
   }
 
-  /** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
-  async function serveFiles(request: Request, env: Env): Promise<Response> {
-    if (!files) return new Response("Not found", { status: 404 });
-    const forbidden = hostRefusal(request, hosts);
-    if (forbidden) return new Response(`${forbidden.message}\n`, { status: 403, headers: corsHeaders() });
-    try {
-      const service = FileService.fromEnv(files, env, request.url);
-      return await routeFileRequest(request, service, async (req) => {
-        const caller = options.authenticate ? await options.authenticate(req, env) : { principal: "anonymous" };
-        return caller instanceof Response ? withCors(caller) : caller;
-      });
-    } catch (error) {
-      console.error("durableMcp: file request failed", {
-        method: request.method,
-        url: new URL(request.url).pathname,
-        error: error instanceof Error ? error.stack : String(error),
-      });
-      return new Response("Internal error\n", { status: 500, headers: corsHeaders() });
-    }
-  }
-
-  /** Serves webhook POSTs; they carry their own signature, so no authentication and no host policy apply. */
-  async function serveWebhooks(request: Request, env: Env): Promise<Response> {
-    try {
-      return await routeWebhookRequest(request, env, webhooks, () => runnersFor(env));
-    } catch (error) {
-      console.error("durableMcp: webhook request failed", {
-        url: new URL(request.url).pathname,
-        error: error instanceof Error ? error.stack : String(error),
-      });
-      return new Response("Internal error\n", { status: 500, headers: corsHeaders() });
-    }
-  }
-
   function sendEvent(env: Env, taskId: string, event: SendEventInput, eventOptions?: SendEventOptions) {
     return sendTaskEvent(runnersFor(env), taskId, event, eventOptions);
   }
@@ -307,6 +259,78 @@ export function durableMcp<Env>(
   }
 
   return { TaskRunner, FileRunner, TaskIndex, fetch, serve, serveFiles, serveWebhooks, sendEvent, handler };
+}
+
+/**
+ * Makes a request's RunnerClient from the Worker's env: the TaskRunner binding, the TaskIndex when one is bound, and
+ * the isolate's pool when the request can refill it.
+ */
+function runnerClients<Env>(
+  bindingName: string,
+  indexBinding: string | undefined,
+  pool: RunnerPool,
+): (env: Env, withPool?: boolean) => RunnerClient {
+  return (env, withPool = false) => {
+    const namespace = (env as Record<string, unknown>)[bindingName] as DurableObjectNamespace | undefined;
+    if (!namespace || typeof namespace.idFromName !== "function") {
+      throw new Error(
+        `durableMcp: no Durable Object binding named "${bindingName}"; see the wrangler.jsonc in the docs`,
+      );
+    }
+    const index = indexBinding ? (env as Record<string, unknown>)[indexBinding] : undefined;
+    const indexed = typeof (index as DurableObjectNamespace | undefined)?.idFromName === "function";
+    return new RunnerClient(
+      namespace,
+      undefined,
+      indexed ? (index as DurableObjectNamespace) : undefined,
+      withPool ? pool : undefined,
+    );
+  };
+}
+
+/** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
+async function serveFileRequest<Env>(
+  files: FilesSettings | undefined,
+  hosts: HostPolicy,
+  authenticate: Authenticate<Env> | undefined,
+  request: Request,
+  env: Env,
+): Promise<Response> {
+  if (!files) return new Response("Not found", { status: 404 });
+  const forbidden = hostRefusal(request, hosts);
+  if (forbidden) return new Response(`${forbidden.message}\n`, { status: 403, headers: corsHeaders() });
+  try {
+    const service = FileService.fromEnv(files, env, request.url);
+    return await routeFileRequest(request, service, async (req) => {
+      const caller = authenticate ? await authenticate(req, env) : { principal: "anonymous" };
+      return caller instanceof Response ? withCors(caller) : caller;
+    });
+  } catch (error) {
+    console.error("durableMcp: file request failed", {
+      method: request.method,
+      url: new URL(request.url).pathname,
+      error: error instanceof Error ? error.stack : String(error),
+    });
+    return new Response("Internal error\n", { status: 500, headers: corsHeaders() });
+  }
+}
+
+/** Serves webhook POSTs; they carry their own signature, so no authentication and no host policy apply. */
+async function serveWebhookRequest<Env>(
+  webhooks: WebhookSettings,
+  request: Request,
+  env: Env,
+  runners: () => RunnerClient,
+): Promise<Response> {
+  try {
+    return await routeWebhookRequest(request, env, webhooks, runners);
+  } catch (error) {
+    console.error("durableMcp: webhook request failed", {
+      url: new URL(request.url).pathname,
+      error: error instanceof Error ? error.stack : String(error),
+    });
+    return new Response("Internal error\n", { status: 500, headers: corsHeaders() });
+  }
 }
 
 function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSettings & { tools: boolean }) | undefined {
