@@ -8,7 +8,7 @@ export type {
   TaskHandler,
   TaskHandlerResult,
   TaskServerOptions,
-} from "./server/mcp-server.js";
+} from "./server/task-config.js";
 export { durableMcp } from "./routing/durable-mcp.js";
 export type { Authenticate, Caller } from "./routing/mcp-endpoint.js";
 export type { DurableMcp, WaitUntil, DurableMcpOptions, FilesOptions, WebhooksOptions } from "./routing/durable-mcp.js";

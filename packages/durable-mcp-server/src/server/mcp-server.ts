@@ -9,12 +9,9 @@ import {
   type CallToolResult,
   type ClientCapabilities,
   type Implementation,
-  type InputRequiredResult,
-  type McpServerOptions,
   type ServerContext,
   type StandardSchemaV1,
   type StandardSchemaWithJSON,
-  type ToolAnnotations,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { toolErrorResult } from "../errors/envelope.js";
@@ -25,17 +22,15 @@ import { cancelTask, getTask, updateTask } from "../tasks/task-methods.js";
 import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/index.js";
 import type { CallerContext } from "../tasks/caller-context.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
-import type { Step } from "../steps/types.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
 import { declaredCapabilities } from "../wire/input-capabilities.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { registerFacadeTools } from "../fallback/facade-tools.js";
 import { registerFileTools } from "../files/file-tools.js";
 import { facadeNames, taskViewResult, type FacadeNames } from "../fallback/task-view.js";
+import type { DurableMcpServerOptions, FallbackPolicy, TaskConfig, TaskHandler } from "./task-config.js";
 
 type InferOutput<S extends StandardSchemaWithJSON> = StandardSchemaWithJSON.InferOutput<S>;
-
-/** What a task handler may return: a CallToolResult, or plain JSON that becomes its text content. */
 
 /**
  * Keys of the router-only methods of McpServer. Symbols the package does not export: authors cannot call these
@@ -55,70 +50,6 @@ export interface LegacyTaskTool {
   /** Tools with `beforeStart` start their task only on SEP-2663 (docs/clients.md). */
   hasBeforeStart: boolean;
 }
-
-export type TaskHandlerResult = CallToolResult | Record<string, unknown> | string | number | boolean | null | void;
-
-export type TaskHandler<S extends StandardSchemaWithJSON> = (
-  input: InferOutput<S>,
-  step: Step,
-) => Promise<TaskHandlerResult>;
-
-export interface TaskConfig<S extends StandardSchemaWithJSON> {
-  title?: string;
-  description?: string;
-  inputSchema: S;
-  annotations?: ToolAnnotations;
-  _meta?: Record<string, unknown>;
-  /** How long the task stays readable after creation (`ttlMs`); null keeps it until it is purged by hand. */
-  ttl?: Duration | null;
-  /** The polling interval suggested to clients (`pollIntervalMs`). */
-  pollInterval?: Duration;
-  /** How a request that does not declare the Tasks extension is served; defaults to the server's `tasks.fallback`. */
-  fallback?: FallbackPolicy;
-  /** With `fallback: "wait"`: how long the call waits for the result. Defaults to the server's `tasks.waitFor`. */
-  waitFor?: Duration;
-  /**
-   * Inline results for clients that declare the Tasks extension: the call waits up to this long (at most 10 s,
-   * MAX_INLINE_MS) and answers with the ordinary CallToolResult when the task completed by then, otherwise with
-   * the task as usual. The task runs on its TaskRunner either way. Off by default (docs/api.md, "Inline results").
-   */
-  inline?: Duration;
-  /**
-   * Runs at `tools/call` before the task exists. Return `inputRequired(...)` to ask the client first, in the
-   * same request/response round trip (multi-round-trip requests); return `{ input }` to start the task with a
-   * different input, or nothing to start it as called.
-   */
-  beforeStart?: (
-    input: InferOutput<S>,
-    ctx: ServerContext,
-  ) =>
-    | Promise<InputRequiredResult | { input: InferOutput<S> } | void>
-    | InputRequiredResult
-    | { input: InferOutput<S> }
-    | void;
-}
-
-/**
- * How a task tool serves a request that does not declare the Tasks extension (2025-era clients, and 2026-era ones
- * without it). None of them ever receives a CreateTaskResult.
- * - "refuse": -32021, as the spec requires for task-only tools;
- * - "handle": start the task and return an ordinary CallToolResult carrying the task handle and what to do next
- *   (poll, answer, cancel through the facade tools);
- * - "wait": start the task and wait up to `waitFor` for it; return its result if it finished, else the handle.
- */
-export type FallbackPolicy = "refuse" | "handle" | "wait";
-
-/** Server-wide task settings, passed as `new McpServer(info, { tasks: { … } })`. */
-export interface TaskServerOptions {
-  /** Default fallback policy of this server's task tools. Default "wait". */
-  fallback?: FallbackPolicy;
-  /** Default wait of the "wait" policy. Default 20 seconds, safely under common 60 s client timeouts. */
-  waitFor?: Duration;
-  /** Prefix of the facade tools (`<prefix>_get`, `_respond`, `_cancel`). Default "durable_task". */
-  facadePrefix?: string;
-}
-
-export type DurableMcpServerOptions = McpServerOptions & { tasks?: TaskServerOptions };
 
 const DEFAULT_TTL_MS = 3_600_000;
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
