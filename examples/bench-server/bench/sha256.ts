@@ -1,4 +1,4 @@
-// CPU per byte of the upload's resumable SHA-256 (packages/durable-mcp-server/src/files/sha256-state.ts) in Node,
+// CPU per byte of the upload's resumable SHA-256 (packages/durable-mcp-server/src/file-runner/sha256-state.ts) in Node,
 // beside Node's native digest, on the same bytes: the quick loop for working on the hash itself. The figure that
 // counts is the Worker's (`GET /floor/sha256`, the hash row of `pnpm bench`); Node 22's V8 is older than workerd's,
 // near enough for relative figures. Prints one JSON line: medians of `rounds` × `mib` MiB, in ns per byte of this
@@ -17,10 +17,10 @@ const mib = Number(mibArg ?? 64);
 const rounds = Number(roundsArg ?? 5);
 const source = modulePath
   ? pathToFileURL(resolve(modulePath)).href
-  : new URL("../../../packages/durable-mcp-server/src/files/sha256-state.ts", import.meta.url).href;
+  : new URL("../../../packages/durable-mcp-server/src/file-runner/sha256-state.ts", import.meta.url).href;
 const { Sha256 } = (await import(
   source
-)) as typeof import("../../../packages/durable-mcp-server/src/files/sha256-state.ts");
+)) as typeof import("../../../packages/durable-mcp-server/src/file-runner/sha256-state.ts");
 
 // 1 MiB pieces, as an upload's parts arrive (body chunks are smaller; the 64-byte tail of each is the slow path).
 const chunk = randomFillSync(new Uint8Array(MIB));

@@ -4,7 +4,7 @@
 //   GET    /floor/r2-get?key=K     that object (or files/<handle>: an upload's own) streamed back
 //   DELETE /floor/r2-put?key=K     removes it
 //   GET    /floor/sha256?mib=N     N MiB hashed by the library's resumable SHA-256 and by the native digest (ms)
-import { Sha256 } from "../../../packages/durable-mcp-server/src/files/sha256-state.js";
+import { Sha256 } from "../../../packages/durable-mcp-server/src/file-runner/sha256-state.js";
 
 const MIB = 1024 * 1024;
 const MAX_BYTES = 4 * 1024 * MIB;

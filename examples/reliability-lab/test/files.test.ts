@@ -8,7 +8,7 @@
 // same 1 GiB in the same runtime.
 //
 // A Durable Object eviction mid-upload is the kill here: wrangler dev offers no way to evict one FileRunner from
-// outside, and the FileRunner is library code (packages/durable-mcp-server/test/files/file-runner.test.ts evicts
+// outside, and the FileRunner is library code (packages/durable-mcp-server/test/file-runner/file-runner.test.ts evicts
 // one mid-upload inside workerd).
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";

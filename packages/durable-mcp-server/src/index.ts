@@ -8,23 +8,16 @@ export type {
   TaskHandler,
   TaskHandlerResult,
   TaskServerOptions,
-} from "./server/mcp-server.js";
+} from "./server/task-config.js";
 export { durableMcp } from "./routing/durable-mcp.js";
-export type {
-  Authenticate,
-  Caller,
-  DurableMcp,
-  WaitUntil,
-  DurableMcpOptions,
-  FilesOptions,
-  WebhooksOptions,
-} from "./routing/durable-mcp.js";
+export type { Authenticate, Caller } from "./routing/mcp-endpoint.js";
+export type { DurableMcp, WaitUntil, DurableMcpOptions, FilesOptions, WebhooksOptions } from "./routing/durable-mcp.js";
+export type { SendEventInput, SendEventOptions, SendEventResult } from "./tasks/send-event.js";
 export type { AuthenticateOperator, Operator, OperatorOptions } from "./operator/operator-access.js";
-export type { SendEventInput, SendEventOptions, SendEventResult } from "./runner/send-event.js";
 export { EventRefusedError, EventTimeoutError } from "./errors/event-errors.js";
 export type { EventRefusal } from "./errors/event-errors.js";
-export type { TaskRunnerClass, TaskRunnerRpc } from "./runner/task-runner-rpc.js";
-export type { FileRunnerClass, FileRunnerRpc } from "./files/file-runner.js";
+export type { TaskRunnerClass, TaskRunnerRpc } from "./runner/index.js";
+export type { FileRunnerClass, FileRunnerRpc } from "./file-runner/index.js";
 export type { TaskEventLevel } from "./task-events.js";
 export type { Duration } from "./steps/duration.js";
 export type { ReplayMode } from "./steps/engine-host.js";
@@ -53,7 +46,8 @@ export {
 export { RepairableError } from "./errors/envelope.js";
 export type { ErrorEnvelope, ErrorEnvelopeCode } from "./errors/envelope.js";
 export { TASKS_EXTENSION } from "./wire/protocol.js";
-export { fileLink, FILE_TOOL_NAMES } from "./files/file-tools.js";
+export { FILE_TOOL_NAMES } from "./files/file-tools.js";
+export { fileLink } from "./files/file-tool-kit.js";
 export type { FileView } from "./files/file-service.js";
 export type { ArtifactBody, ArtifactSpec, FileRef, InputFile, TaskFiles } from "./steps/types.js";
 export type { CreateTaskResult, DetailedTask, GetTaskResult, Task } from "./wire/task-shapes.js";

@@ -1,7 +1,8 @@
 import { JSONRPC_VERSION, ProtocolError, type JSONRPCErrorResponse } from "@modelcontextprotocol/server";
 
 /**
- * The one serialiser of JSON-RPC errors. Every error the runtime answers itself (the router's refusals, the
+ * The one JSON-RPC codec of the runtime's own answers: results, notifications and errors are framed here, so the
+ * wire shape is written in one place. The one serialiser of JSON-RPC errors. Every error the runtime answers itself (the router's refusals, the
  * task fast path, the listen stream, a task's `failed` outcome) is a `ProtocolError` (the SDK's; the public
  * `TaskProtocolError` is one) and leaves through here, so the wire shape is written in one place.
  */
@@ -27,4 +28,32 @@ export function jsonRpcErrorMessage(id: string | number, error: ProtocolError): 
  */
 export function jsonRpcErrorResponse(id: string | number | null, error: ProtocolError, status = 200): Response {
   return Response.json({ jsonrpc: JSONRPC_VERSION, id, error: toJsonRpcError(error) }, { status });
+}
+
+/** The result response to the request `id`, as a message of its own (an SSE event, say). */
+export function jsonRpcResultMessage<R>(
+  id: string | number,
+  result: R,
+): { jsonrpc: "2.0"; id: string | number; result: R } {
+  return { jsonrpc: JSONRPC_VERSION, id, result };
+}
+
+/** The result response to the request `id`, answered over HTTP. */
+export function jsonRpcResultResponse(id: string | number, result: unknown): Response {
+  return Response.json(jsonRpcResultMessage(id, result));
+}
+
+/**
+ * The result response to the request `id` around `resultText`, a JSON object's text passed through unparsed (the
+ * `tasks/get` fast path), answered over HTTP.
+ */
+export function jsonRpcResultTextResponse(id: string | number, resultText: string): Response {
+  return new Response(`{"jsonrpc":"${JSONRPC_VERSION}","id":${JSON.stringify(id)},"result":${resultText}}`, {
+    headers: { "content-type": "application/json" },
+  });
+}
+
+/** A notification message (no id, no answer). */
+export function jsonRpcNotification<P>(method: string, params: P): { jsonrpc: "2.0"; method: string; params: P } {
+  return { jsonrpc: JSONRPC_VERSION, method, params };
 }

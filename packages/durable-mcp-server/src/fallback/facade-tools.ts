@@ -2,9 +2,8 @@ import type { CallToolResult, McpServer as SdkMcpServer } from "@modelcontextpro
 import * as z from "zod";
 import { toolErrorResult, type ErrorEnvelope } from "../errors/envelope.js";
 import { isTaskIdShape } from "../ids.js";
-import type { TaskAccess } from "../runner/task-runner-rpc.js";
-import type { CallerContext } from "../runner/caller-context.js";
-import { checkInputAnswer } from "../runner/elicit-answer.js";
+import { type TaskAccess, checkInputAnswer } from "../runner/index.js";
+import type { CallerContext } from "../tasks/caller-context.js";
 import { cancelledResult, taskViewResult, type FacadeNames } from "./task-view.js";
 
 const taskIdArgument = z.string().describe("The taskId a task tool handed out");

@@ -1,6 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { toolErrorResult, type ErrorEnvelope } from "../errors/envelope.js";
-import { exampleAnswer } from "../runner/elicit-answer.js";
+import { exampleAnswer } from "../runner/index.js";
 import { expiryOf } from "../util/expiry.js";
 import { PROGRESS_META, TASK_ID_META } from "../wire/meta-keys.js";
 import type { DetailedTask } from "../wire/task-shapes.js";

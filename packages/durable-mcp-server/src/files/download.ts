@@ -1,5 +1,4 @@
-import type { FileAccess } from "./file-access.js";
-import { objectKey } from "./file-runner.js";
+import { type FileAccess, objectKey } from "../file-runner/index.js";
 import type { FileService } from "./file-service.js";
 import { plain, withCorsHeaders } from "../util/http.js";
 

@@ -1,5 +1,5 @@
 import type { ErrorEnvelope } from "../errors/envelope.js";
-import type { FileRecord } from "./file-store.js";
+import type { FileRecord } from "../file-runner/index.js";
 
 /**
  * The envelopes a file that cannot be used gets, wherever it is asked for (the file tools, `step.files`). Unknown,

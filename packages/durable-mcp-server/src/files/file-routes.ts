@@ -1,4 +1,4 @@
-import type { FileAccess } from "./file-access.js";
+import type { FileAccess } from "../file-runner/index.js";
 import type { FileService } from "./file-service.js";
 import { serveDownload } from "./download.js";
 import { plain } from "../util/http.js";

@@ -1,9 +1,6 @@
 import { isFileHandleShape, newFileHandle } from "../ids.js";
 import { expiryOf } from "../util/expiry.js";
-import type { FileAccess } from "./file-access.js";
-import type { FileRunnerRpc, NewFile } from "./file-runner.js";
-import { objectKey } from "./file-runner.js";
-import type { FileRecord } from "./file-store.js";
+import { type FileAccess, type FileRunnerRpc, type NewFile, objectKey, type FileRecord } from "../file-runner/index.js";
 import { UrlSigner } from "./signed-urls.js";
 
 /**

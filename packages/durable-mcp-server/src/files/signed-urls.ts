@@ -1,7 +1,5 @@
 import { HmacKey } from "../util/hmac.js";
-
-/** What a signed URL lets its bearer do: move bytes into an upload, or read a finished file. */
-export type UrlScope = "upload" | "download";
+import type { UrlScope } from "../file-runner/index.js";
 
 export type SignatureCheck = "valid" | "expired" | "invalid";
 

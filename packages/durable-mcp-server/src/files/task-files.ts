@@ -1,11 +1,10 @@
 import { RepairableError } from "../errors/envelope.js";
 import { fileHandleForStep } from "../ids.js";
 import { fileNotReady, unknownFile } from "./file-envelopes.js";
-import { objectKey } from "./file-runner.js";
+import { objectKey, partSizeFor } from "../file-runner/index.js";
 import type { FileService } from "./file-service.js";
 import type { ArtifactBody, FileRef, FileStep, TaskFiles } from "../steps/types.js";
 import { toHex } from "../util/encoding.js";
-import { partSizeFor } from "./upload.js";
 
 /** What the TaskRunner lends `step.files`: whose files, and the deployment's file service. */
 export interface TaskFilesHost {

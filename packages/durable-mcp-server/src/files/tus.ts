@@ -1,11 +1,8 @@
 import { isFileHandleShape } from "../ids.js";
 import { fromBase64 } from "../util/encoding.js";
 import { corsHeaders, plain } from "../util/http.js";
-import type { FileAccess } from "./file-access.js";
-import { objectKey } from "./file-runner.js";
+import { type FileAccess, objectKey, type FileRecord, receiveChunk, type ChunkChecksum } from "../file-runner/index.js";
 import { FileTooLargeError, type FileService } from "./file-service.js";
-import type { FileRecord } from "./file-store.js";
-import { receiveChunk, type ChunkChecksum } from "./upload.js";
 
 /**
  * The tus 1.0.0 upload protocol (core + creation, checksum, termination, expiration), so off-the-shelf clients

@@ -1,7 +1,7 @@
 import { whereClause, type CatalogFilter } from "../catalog/catalog-queries.js";
 import { ensureCatalogSchema } from "../catalog/catalog-schema.js";
 import { BULK_CONCURRENCY, BULK_STALL_MS } from "../limits.js";
-import type { RunnerClient } from "../runner/runner-client.js";
+import type { RunnerClient } from "../tasks/runner-client.js";
 import { appendAudit } from "./audit-log.js";
 
 // Bulk cancel by filter, as a job: the matching live tasks created before the job, in task-id order, at most

@@ -15,7 +15,7 @@ import {
   STUCK_INPUT_MS,
   STUCK_WORKING_MS,
 } from "../limits.js";
-import type { RunnerClient } from "../runner/runner-client.js";
+import type { RunnerClient } from "../tasks/runner-client.js";
 import { readJsonBody } from "../wire/json-body.js";
 import { appendAudit, readAudit } from "./audit-log.js";
 import { cancellable, createJob, isStalled, readJob, runJob, type BulkJob } from "./bulk-cancel.js";

@@ -1,79 +1,41 @@
 import {
   createMcpHandler,
-  isJsonContentType,
-  ProtocolError,
-  ProtocolErrorCode,
   type AuthInfo,
   type CreateMcpHandlerOptions,
   type Implementation,
 } from "@modelcontextprotocol/server";
-import { defineFileRunner, type FileRunnerClass } from "../files/file-runner.js";
+import { defineFileRunner, type FileRunnerClass } from "../file-runner/index.js";
 import { routeFileRequest } from "../files/file-routes.js";
 import { FileService, type FilesSettings } from "../files/file-service.js";
 import { corsHeaders, withCors } from "../util/http.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
-import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
 import type { TaskEventLevel } from "../task-events.js";
-import { defineTaskRunner } from "../runner/task-runner.js";
-import type { TaskRunnerClass } from "../runner/task-runner-rpc.js";
+import {
+  defineTaskRunner,
+  type TaskRunnerClass,
+  defineTaskIndex,
+  type TaskIndexClass,
+  catalogDatabase,
+  DEFAULT_WEBHOOK_SETTINGS,
+  readSessionKey,
+  type WebhookSettings,
+} from "../runner/index.js";
 import { bindTaskRuntime, registerFileToolsOnce, type McpServer } from "../server/mcp-server.js";
-import { DEFAULT_MAX_FILE_BYTES, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "../limits.js";
-import { readJsonBody, type JsonBody } from "../wire/json-body.js";
-import { batchRefusal, hostPolicy, hostRefusal } from "./request-guards.js";
-import { RunnerClient } from "../runner/runner-client.js";
-import { RunnerPool } from "../runner/runner-pool.js";
-import type { CallerContext } from "../runner/caller-context.js";
-import { isTaskMethodRequest, prefetchTaskGet, serveTaskMethod } from "./task-fast-path.js";
-import { isToolCallRequest, serveToolCall } from "./tool-fast-path.js";
-import { serveTaskListen, wantsTaskListen } from "./task-listen.js";
-import { defineTaskIndex, type TaskIndexClass } from "../runner/task-index.js";
-import { serveLegacyWire } from "./wire-2025/legacy-wire.js";
+import { DEFAULT_MAX_FILE_BYTES, MAX_BODY_BYTES } from "../limits.js";
+import { hostPolicy, hostRefusal, type HostPolicy } from "./request-guards.js";
+import { RunnerClient } from "../tasks/runner-client.js";
+import { RunnerPool } from "../tasks/runner-pool.js";
 import { Signer } from "./wire-2025/signing.js";
-import { readSessionKey } from "../runner/session-key.js";
 import {
   sendTaskEvent,
   type SendEventInput,
   type SendEventOptions,
   type SendEventResult,
-} from "../runner/send-event.js";
-import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from "../runner/webhook-urls.js";
+} from "../tasks/send-event.js";
 import { routeWebhookRequest } from "./webhook-routes.js";
-import { catalogDatabase } from "../runner/catalog-feed.js";
+import { answerMcpRequest, type Authenticate, type McpEndpoint, type RequestBinding } from "./mcp-endpoint.js";
 import { bearsOperatorToken, resolveOperator, type OperatorOptions } from "../operator/operator-access.js";
 import { serveOperator } from "../operator/operator-api.js";
-
-/**
- * Who is calling. Tasks are bound to `principal`; `authInfo` reaches tools as `ctx.http.authInfo` (when absent,
- * tools see `{ token: "", clientId: principal, scopes: [] }`).
- * @example
- * ```ts
- * import type { Caller } from "durable-mcp-server";
- *
- * const caller: Caller = { principal: "user:42" };
- * ```
- */
-export interface Caller {
-  principal: string;
-  authInfo?: AuthInfo;
-}
-
-/**
- * Return a Caller, or a Response (a 401 with a challenge, say) to answer the request with instead.
- * @example
- * ```ts
- * import type { Authenticate } from "durable-mcp-server";
- *
- * interface Env {
- *   API_TOKEN: string;
- * }
- *
- * const authenticate: Authenticate<Env> = (request, env) =>
- *   request.headers.get("Authorization") === `Bearer ${env.API_TOKEN}`
- *     ? { principal: "ops" }
- *     : new Response("unauthorized", { status: 401, headers: { "WWW-Authenticate": "Bearer" } });
- * ```
- */
-export type Authenticate<Env> = (request: Request, env: Env) => Caller | Response | Promise<Caller | Response>;
 
 /**
  * The second argument of `durableMcp`: where MCP is served, who may call, and the optional parts (files,
@@ -289,11 +251,6 @@ export interface DurableMcp<Env> {
   handler: ReturnType<typeof createMcpHandler>;
 }
 
-/** What one request's server is built with: the Worker's env and the caller context. */
-interface RequestBinding<Env> extends CallerContext {
-  env: Env;
-}
-
 /**
  * Wires an author's server factory to Workers: the TaskRunner Durable Object class to export, a `fetch` that
  * serves MCP at `path`, and `serve` for mounting the endpoint by hand inside another router.
@@ -382,156 +339,52 @@ export function durableMcp<Env>(
     return (signer ??=
       typeof secret === "string"
         ? new Signer(secret)
-        : new Signer(undefined, () => readSessionKey(runnerNamespaceOf(env))));
+        : new Signer(undefined, () => readSessionKey(runnerNamespace(env, bindingName))));
   };
 
-  // Pre-created TaskRunners of this isolate (runner/runner-pool.ts); only requests that can refill it take from it.
-  const pool = new RunnerPool();
+  const endpoint: McpEndpoint<Env> = {
+    authenticate: options.authenticate,
+    taskFastPath: options.taskFastPath !== false,
+    hosts,
+    maxBodyBytes,
+    files,
+    handler,
+    bindings,
+    signerOf,
+    registryOf,
+    serverInfoOf,
+    bearsOperatorToken: (request, env) => bearsOperatorToken(request, env, operator),
+  };
 
-  function runnerNamespaceOf(env: Env): DurableObjectNamespace {
-    const namespace = (env as Record<string, unknown>)[bindingName] as DurableObjectNamespace | undefined;
-    if (!namespace || typeof namespace.idFromName !== "function") {
-      throw new Error(
-        `durableMcp: no Durable Object binding named "${bindingName}"; see the wrangler.jsonc in the docs`,
-      );
-    }
-    return namespace;
-  }
-
-  function runnersFor(env: Env, withPool = false): RunnerClient {
-    const namespace = runnerNamespaceOf(env);
-    const index = indexBinding ? (env as Record<string, unknown>)[indexBinding] : undefined;
-    const indexed = typeof (index as DurableObjectNamespace | undefined)?.idFromName === "function";
-    return new RunnerClient(
-      namespace,
-      undefined,
-      indexed && taskList !== "off" ? { namespace: index as DurableObjectNamespace, scope: taskList } : undefined,
-      withPool ? pool : undefined,
-    );
-  }
-
-  /** Serves one MCP request at whatever path it arrived on. */
-  async function serve(request: Request, env: Env, ctx?: WaitUntil): Promise<Response> {
-    let runners: RunnerClient | undefined;
-    const response = await answer(request, env, () => (runners = runnersFor(env, ctx !== undefined)));
-    // A create took an id from the pool (or found it empty): top it up once the answer is out of our hands.
-    if (ctx && runners?.refillWanted) ctx.waitUntil(runners.refill());
-    return response;
-  }
-
-  async function answer(request: Request, env: Env, runnersOf: () => RunnerClient): Promise<Response> {
-    try {
-      const forbidden = hostRefusal(request, hosts);
-      if (forbidden) return jsonRpcErrorResponse(null, forbidden, 403);
-      // An operator's credential is never an MCP caller's.
-      if (bearsOperatorToken(request, env, operator)) {
-        const refused = new ProtocolError(
-          ProtocolErrorCode.InvalidRequest,
-          "Unauthorized: an operator token is not accepted here",
-        );
-        return jsonRpcErrorResponse(null, refused, 401);
-      }
-      const caller = options.authenticate ? await options.authenticate(request, env) : { principal: "anonymous" };
-      if (caller instanceof Response) return caller;
-      if (typeof caller?.principal !== "string" || caller.principal.length === 0) {
-        throw new Error("authenticate() must return a Caller with a non-empty principal, or a Response");
-      }
-      const context: CallerContext = { principal: caller.principal, runners: runnersOf() };
-      // A tasks/get's RPC starts from its headers while the body is read; used only if the body then agrees.
-      const prefetched = options.taskFastPath !== false ? prefetchTaskGet(request, context, maxBodyBytes) : undefined;
-      // Every JSON body is read here, once, under one size and depth bound, and handed on parsed. A POST that
-      // is not JSON is left unread for the SDK to refuse (415).
-      let parsedBody: unknown;
-      let forward = request;
-      if (request.method === "POST" && isJsonContentType(request.headers.get("content-type"))) {
-        const read = await readJsonBody(request, { maxBytes: maxBodyBytes });
-        const refused = bodyRefusal(read);
-        if (refused) return refused;
-        if (read.kind === "json") parsedBody = read.value;
-        // Empty or malformed: the SDK answers with its own -32700 from the same text, now re-readable.
-        else if (read.kind === "not-json") forward = new Request(request, { method: "POST", body: read.text });
-      }
-      const authInfo: AuthInfo = { ...(caller.authInfo ?? { token: "", clientId: caller.principal, scopes: [] }) };
-      const sdk = () => {
-        let service: FileService | undefined;
-        const fileService = files ? () => (service ??= FileService.fromEnv(files, env, request.url)) : undefined;
-        bindings.set(authInfo, { env, ...context, files: fileService });
-        return handler.fetch(forward, parsedBody === undefined ? { authInfo } : { authInfo, parsedBody });
-      };
-      if (parsedBody !== undefined) {
-        const batch = batchRefusal(request, parsedBody);
-        if (batch) return jsonRpcErrorResponse(null, batch, 400);
-        const legacy = await serveLegacyWire(request, parsedBody, {
-          ...context,
-          signer: signerOf(env),
-          registry: () => registryOf(env),
-          sdk,
-        });
-        if (legacy) return legacy;
-        if (options.taskFastPath !== false && isTaskMethodRequest(request)) {
-          const answered = await serveTaskMethod(request, parsedBody, context, () => serverInfoOf(env), prefetched);
-          if (answered) return answered;
-        }
-        if (options.taskFastPath !== false && isToolCallRequest(request)) {
-          const created = await serveToolCall(request, parsedBody, context, () => registryOf(env));
-          if (created) return created;
-        }
-        if (wantsTaskListen(request)) {
-          const listen = await serveTaskListen(request, parsedBody, context);
-          if (listen) return listen;
-        }
-      }
-      return await sdk();
-    } catch (error) {
-      console.error("durableMcp: request failed", {
-        url: request.url,
-        error: error instanceof Error ? error.stack : String(error),
-      });
-      return jsonRpcErrorResponse(null, new ProtocolError(ProtocolErrorCode.InternalError, "Internal error"), 500);
-    }
-  }
-
-  /** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
-  async function serveFiles(request: Request, env: Env): Promise<Response> {
-    if (!files) return new Response("Not found", { status: 404 });
-    const forbidden = hostRefusal(request, hosts);
-    if (forbidden) return new Response(`${forbidden.message}\n`, { status: 403, headers: corsHeaders() });
-    try {
-      const service = FileService.fromEnv(files, env, request.url);
-      return await routeFileRequest(request, service, async (req) => {
-        const caller = options.authenticate ? await options.authenticate(req, env) : { principal: "anonymous" };
-        return caller instanceof Response ? withCors(caller) : caller;
-      });
-    } catch (error) {
-      console.error("durableMcp: file request failed", {
-        method: request.method,
-        url: new URL(request.url).pathname,
-        error: error instanceof Error ? error.stack : String(error),
-      });
-      return new Response("Internal error\n", { status: 500, headers: corsHeaders() });
-    }
-  }
-
-  /** Serves webhook POSTs; they carry their own signature, so no authentication and no host policy apply. */
-  async function serveWebhooks(request: Request, env: Env): Promise<Response> {
-    try {
-      return await routeWebhookRequest(request, env, webhooks, () => runnersFor(env));
-    } catch (error) {
-      console.error("durableMcp: webhook request failed", {
-        url: new URL(request.url).pathname,
-        error: error instanceof Error ? error.stack : String(error),
-      });
-      return new Response("Internal error\n", { status: 500, headers: corsHeaders() });
-    }
-  }
-
+  // Pre-created TaskRunners of this isolate (tasks/runner-pool.ts); only requests that can refill it take from it.
+  const runnersFor = runnerClients<Env>(
+    bindingName,
+    indexBinding ? { binding: indexBinding, scope: taskList === "session" ? "session" : "principal" } : undefined,
+    new RunnerPool(),
+  );
+  const serveFiles = (request: Request, env: Env) => serveFileRequest(files, hosts, options.authenticate, request, env);
+  const serveWebhooks = (request: Request, env: Env) =>
+    serveWebhookRequest(webhooks, request, env, () => runnersFor(env));
   /** Serves the operator API; its own authentication, never the MCP one. */
-  function serveOperatorApi(request: Request, env: Env, ctx?: WaitUntil): Promise<Response> {
-    return serveOperator(request, env, operator, {
+  const serveOperatorApi = (request: Request, env: Env, ctx?: WaitUntil) =>
+    serveOperator(request, env, operator, {
       db: catalogDatabase(env, catalogBinding),
       runners: () => runnersFor(env),
       waitUntil: ctx ? (promise) => ctx.waitUntil(promise) : undefined,
     });
+
+  /** Serves one MCP request at whatever path it arrived on. */
+  async function serve(request: Request, env: Env, ctx?: WaitUntil): Promise<Response> {
+    let runners: RunnerClient | undefined;
+    const response = await answerMcpRequest(
+      endpoint,
+      request,
+      env,
+      () => (runners = runnersFor(env, ctx !== undefined)),
+    );
+    // A create took an id from the pool (or found it empty): top it up once the answer is out of our hands.
+    if (ctx && runners?.refillWanted) ctx.waitUntil(runners.refill());
+    return response;
   }
 
   function sendEvent(env: Env, taskId: string, event: SendEventInput, eventOptions: SendEventOptions) {
@@ -560,6 +413,82 @@ export function durableMcp<Env>(
     sendEvent,
     handler,
   };
+}
+
+/** The TaskRunner namespace bound under `bindingName`, or a clear error naming the binding. */
+function runnerNamespace<Env>(env: Env, bindingName: string): DurableObjectNamespace {
+  const namespace = (env as Record<string, unknown>)[bindingName] as DurableObjectNamespace | undefined;
+  if (!namespace || typeof namespace.idFromName !== "function") {
+    throw new Error(`durableMcp: no Durable Object binding named "${bindingName}"; see the wrangler.jsonc in the docs`);
+  }
+  return namespace;
+}
+
+/**
+ * Makes a request's RunnerClient from the Worker's env: the TaskRunner binding, the TaskIndex (with the list's scope)
+ * when one is bound and a list is served, and the isolate's pool when the request can refill it.
+ */
+function runnerClients<Env>(
+  bindingName: string,
+  index: { binding: string; scope: "principal" | "session" } | undefined,
+  pool: RunnerPool,
+): (env: Env, withPool?: boolean) => RunnerClient {
+  return (env, withPool = false) => {
+    const namespace = runnerNamespace(env, bindingName);
+    const indexNamespace = index ? (env as Record<string, unknown>)[index.binding] : undefined;
+    const indexed = typeof (indexNamespace as DurableObjectNamespace | undefined)?.idFromName === "function";
+    return new RunnerClient(
+      namespace,
+      undefined,
+      indexed ? { namespace: indexNamespace as DurableObjectNamespace, scope: index!.scope } : undefined,
+      withPool ? pool : undefined,
+    );
+  };
+}
+
+/** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
+async function serveFileRequest<Env>(
+  files: FilesSettings | undefined,
+  hosts: HostPolicy,
+  authenticate: Authenticate<Env> | undefined,
+  request: Request,
+  env: Env,
+): Promise<Response> {
+  if (!files) return new Response("Not found", { status: 404 });
+  const forbidden = hostRefusal(request, hosts);
+  if (forbidden) return new Response(`${forbidden.message}\n`, { status: 403, headers: corsHeaders() });
+  try {
+    const service = FileService.fromEnv(files, env, request.url);
+    return await routeFileRequest(request, service, async (req) => {
+      const caller = authenticate ? await authenticate(req, env) : { principal: "anonymous" };
+      return caller instanceof Response ? withCors(caller) : caller;
+    });
+  } catch (error) {
+    console.error("durableMcp: file request failed", {
+      method: request.method,
+      url: new URL(request.url).pathname,
+      error: error instanceof Error ? error.stack : String(error),
+    });
+    return new Response("Internal error\n", { status: 500, headers: corsHeaders() });
+  }
+}
+
+/** Serves webhook POSTs; they carry their own signature, so no authentication and no host policy apply. */
+async function serveWebhookRequest<Env>(
+  webhooks: WebhookSettings,
+  request: Request,
+  env: Env,
+  runners: () => RunnerClient,
+): Promise<Response> {
+  try {
+    return await routeWebhookRequest(request, env, webhooks, runners);
+  } catch (error) {
+    console.error("durableMcp: webhook request failed", {
+      url: new URL(request.url).pathname,
+      error: error instanceof Error ? error.stack : String(error),
+    });
+    return new Response("Internal error\n", { status: 500, headers: corsHeaders() });
+  }
 }
 
 function resolveFiles(option: FilesOptions | boolean | undefined): (FilesSettings & { tools: boolean }) | undefined {
@@ -591,36 +520,4 @@ function resolveWebhooks(option: WebhooksOptions | undefined): WebhookSettings {
     secretBinding: option?.secret ?? DEFAULT_WEBHOOK_SETTINGS.secretBinding,
     publicUrl: option?.publicUrl?.replace(/\/+$/, ""),
   };
-}
-
-/** The answer to a body the bound refuses, or null when it may go on. */
-function bodyRefusal(read: JsonBody): Response | null {
-  switch (read.kind) {
-    case "too-large":
-      return jsonRpcErrorResponse(
-        null,
-        new ProtocolError(
-          ProtocolErrorCode.InvalidRequest,
-          `Payload Too Large: Request body must not exceed ${read.maxBytes} bytes`,
-        ),
-        413,
-      );
-    case "too-deep":
-      return jsonRpcErrorResponse(
-        read.id,
-        new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          `Invalid params: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
-        ),
-        400,
-      );
-    case "unreadable":
-      return jsonRpcErrorResponse(
-        null,
-        new ProtocolError(ProtocolErrorCode.ParseError, "Parse error: the request body could not be read"),
-        400,
-      );
-    default:
-      return null;
-  }
 }

@@ -1,18 +1,17 @@
 import {
   classifyInboundRequest,
-  CLIENT_CAPABILITIES_META_KEY,
-  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   SERVER_INFO_META_KEY,
   type Implementation,
 } from "@modelcontextprotocol/server";
-import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
-import type { CallerContext } from "../runner/caller-context.js";
-import type { TaskText } from "../runner/task-view.js";
-import { cancelTask, getTask, getTaskText, updateTask } from "../server/task-methods.js";
+import { isFastPathRequest } from "./fast-path-request.js";
+import { jsonRpcErrorResponse, jsonRpcResultTextResponse } from "../errors/jsonrpc.js";
+import type { CallerContext } from "../tasks/caller-context.js";
+import type { TaskText } from "../runner/index.js";
+import { cancelTask, getTask, getTaskText, updateTask } from "../tasks/task-methods.js";
 import { declaredWithin } from "../wire/json-body.js";
 import { STEPS_META } from "../wire/meta-keys.js";
-import { declaresTasks, PROTOCOL_VERSION, TaskMethods } from "../wire/protocol.js";
+import { PROTOCOL_VERSION, TaskMethods } from "../wire/protocol.js";
 
 const FAST_METHODS: ReadonlySet<string> = new Set([TaskMethods.get, TaskMethods.update, TaskMethods.cancel]);
 
@@ -79,9 +78,7 @@ function taskTextResponse(id: string | number, task: TaskText, serverInfo: Imple
   const meta = task.meta === null ? `{${entry}}` : `${task.meta.slice(0, -1)},${entry}}`;
   // `body` is an object's text with at least its taskId: its entries, then resultType and _meta.
   const result = `${task.body.slice(0, -1)},"resultType":"complete","_meta":${meta}}`;
-  return new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}`, {
-    headers: { "content-type": "application/json" },
-  });
+  return jsonRpcResultTextResponse(id, result);
 }
 
 interface TaskMethodRequest {
@@ -124,21 +121,9 @@ export async function serveTaskMethod(
 }
 
 function isWellFormed(request: Request, body: unknown): body is TaskMethodRequest {
-  const message = body as Partial<TaskMethodRequest> | null;
-  if (typeof message !== "object" || message === null || message.jsonrpc !== "2.0") return false;
-  if (typeof message.id !== "string" && typeof message.id !== "number") return false;
-  const params = message.params;
-  if (typeof params !== "object" || params === null || typeof params.taskId !== "string") return false;
-  const meta = params._meta;
-  if (meta?.[PROTOCOL_VERSION_META_KEY] !== PROTOCOL_VERSION || typeof meta[CLIENT_CAPABILITIES_META_KEY] !== "object")
-    return false;
-  if (!declaresTasks(meta)) return false;
-  const headers = request.headers;
-  if (!/^application\/json\b/i.test(headers.get("content-type") ?? "")) return false;
-  if (headers.get("mcp-protocol-version") !== PROTOCOL_VERSION) return false;
-  if (headers.get("mcp-method") !== message.method) return false;
-  if (headers.get("mcp-name")?.trim() !== params.taskId) return false;
-  return classifiedModern(message as TaskMethodRequest);
+  if (!isFastPathRequest(request, body, "taskId")) return false;
+  if (request.headers.get("mcp-method") !== body.method) return false;
+  return classifiedModern(body as TaskMethodRequest);
 }
 
 /**

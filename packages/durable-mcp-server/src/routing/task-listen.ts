@@ -5,18 +5,22 @@ import {
   SUBSCRIPTION_ID_META_KEY,
 } from "@modelcontextprotocol/server";
 import { OwnErrorCode } from "../errors/codes.js";
-import { jsonRpcErrorMessage, jsonRpcErrorResponse } from "../errors/jsonrpc.js";
+import {
+  jsonRpcErrorMessage,
+  jsonRpcErrorResponse,
+  jsonRpcNotification,
+  jsonRpcResultMessage,
+} from "../errors/jsonrpc.js";
 import { isTaskIdShape } from "../ids.js";
 // MAX_LISTEN_TASK_IDS: each id is a Durable Object call, and each owned one holds a stream; LISTEN_CONCURRENCY keeps
 // one request from monopolising the isolate.
 import { LISTEN_CONCURRENCY, MAX_LISTEN_TASK_IDS } from "../limits.js";
-import type { TaskAccess } from "../runner/task-runner-rpc.js";
+import { type TaskAccess, tasksOf } from "../runner/index.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY } from "../wire/protocol.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
 import { mapBounded } from "./bounded.js";
 import { takeStreamSlot, tooManyStreams } from "./stream-budget.js";
-import type { CallerContext } from "../runner/caller-context.js";
-import { tasksOf } from "../runner/task-stream.js";
+import type { CallerContext } from "../tasks/caller-context.js";
 
 const LISTEN = "subscriptions/listen";
 const KEEPALIVE_MS = 15_000;
@@ -140,17 +144,18 @@ function sseStream(
         if (open) controller.enqueue(encoder.encode(text));
       };
       const send = (message: unknown) => write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-      send({
-        jsonrpc: "2.0",
-        method: "notifications/subscriptions/acknowledged",
-        params: { notifications: { taskIds: watched.map((w) => w.taskId) }, _meta: subscriptionMeta },
-      });
+      send(
+        jsonRpcNotification("notifications/subscriptions/acknowledged", {
+          notifications: { taskIds: watched.map((w) => w.taskId) },
+          _meta: subscriptionMeta,
+        }),
+      );
       keepalive = setInterval(() => write(": keepalive\n\n"), KEEPALIVE_MS);
       try {
         await Promise.all(
           readers.map((reader) => forwardTasks(reader, (task) => send(taskNotification(task, subscriptionMeta)))),
         );
-        send({ jsonrpc: "2.0", id, result: { resultType: "complete", _meta: subscriptionMeta } });
+        send(jsonRpcResultMessage(id, { resultType: "complete", _meta: subscriptionMeta }));
       } catch (error) {
         // A TaskRunner went away mid-listen (reset, deploy): end the listen with an error the client can act on.
         console.warn("task listen interrupted", { id, error: String(error) });
@@ -179,9 +184,5 @@ async function forwardTasks(reader: ReadableStreamDefaultReader<string>, onTask:
 }
 
 function taskNotification(task: DetailedTask, subscriptionMeta: Record<string, unknown>) {
-  return {
-    jsonrpc: "2.0",
-    method: "notifications/tasks",
-    params: { ...task, _meta: { ...task._meta, ...subscriptionMeta } },
-  };
+  return jsonRpcNotification("notifications/tasks", { ...task, _meta: { ...task._meta, ...subscriptionMeta } });
 }

@@ -1,16 +1,15 @@
 import {
   classifyInboundRequest,
-  CLIENT_CAPABILITIES_META_KEY,
-  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
   SERVER_INFO_META_KEY,
   specTypeSchemas,
 } from "@modelcontextprotocol/server";
+import { isFastPathRequest } from "./fast-path-request.js";
 import { jsonRpcErrorResponse } from "../errors/jsonrpc.js";
-import type { CallerContext } from "../runner/caller-context.js";
+import type { CallerContext } from "../tasks/caller-context.js";
 import { fastTaskCall, type McpServer } from "../server/mcp-server.js";
 import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
-import { declaresTasks, PROTOCOL_VERSION } from "../wire/protocol.js";
+import { PROTOCOL_VERSION } from "../wire/protocol.js";
 
 /** Cheap pre-check on headers only: the parsed body is looked at just for `tools/call`. */
 export function isToolCallRequest(request: Request): boolean {
@@ -49,6 +48,7 @@ export async function serveToolCall(
       caller,
     );
     if (!result) return null;
+    // Framed by hand in the SDK's member order (result first), so the fast path answers byte for byte as the SDK does.
     return Response.json({ result: await asSdkAnswers(result, server), jsonrpc: "2.0", id });
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
@@ -57,23 +57,11 @@ export async function serveToolCall(
 }
 
 function isWellFormed(request: Request, body: unknown): body is ToolCallRequest {
-  const message = body as Partial<ToolCallRequest> | null;
-  if (typeof message !== "object" || message === null || message.jsonrpc !== "2.0") return false;
-  if (message.method !== "tools/call") return false;
-  if (typeof message.id !== "string" && typeof message.id !== "number") return false;
-  const params = message.params;
-  if (typeof params !== "object" || params === null || typeof params.name !== "string") return false;
+  if (!isFastPathRequest(request, body, "name") || body.method !== "tools/call") return false;
+  const params = (body as ToolCallRequest).params;
   const args = params.arguments;
   if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) return false;
-  const meta = params._meta;
-  if (meta?.[PROTOCOL_VERSION_META_KEY] !== PROTOCOL_VERSION || typeof meta[CLIENT_CAPABILITIES_META_KEY] !== "object")
-    return false;
-  if (!declaresTasks(meta) || meta[IDEMPOTENCY_KEY_META] !== undefined) return false;
-  const headers = request.headers;
-  if (headers.has("idempotency-key")) return false;
-  if (!/^application\/json\b/i.test(headers.get("content-type") ?? "")) return false;
-  if (headers.get("mcp-protocol-version") !== PROTOCOL_VERSION) return false;
-  if (headers.get("mcp-name")?.trim() !== params.name) return false;
+  if (params._meta[IDEMPOTENCY_KEY_META] !== undefined || request.headers.has("idempotency-key")) return false;
   const route = classifyInboundRequest({
     httpMethod: request.method,
     protocolVersionHeader: PROTOCOL_VERSION,

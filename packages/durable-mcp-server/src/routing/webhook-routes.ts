@@ -1,8 +1,8 @@
 import { isJsonContentType } from "@modelcontextprotocol/server";
 import { isTaskIdShape } from "../ids.js";
 import { MAX_EVENT_PAYLOAD_BYTES } from "../limits.js";
-import type { RunnerClient } from "../runner/runner-client.js";
-import { hasWebhookSecret, webhookSigner, type WebhookSettings } from "../runner/webhook-urls.js";
+import type { RunnerClient } from "../tasks/runner-client.js";
+import { hasWebhookSecret, webhookSigner, type WebhookSettings } from "../runner/index.js";
 import { corsHeaders, plain } from "../util/http.js";
 import { readJsonBody } from "../wire/json-body.js";
 

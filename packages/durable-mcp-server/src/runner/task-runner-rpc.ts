@@ -55,7 +55,7 @@ export interface UpdateOutcome {
  */
 export interface TaskRunnerRpc {
   /**
-   * Pre-creates this object for a task id not handed out yet (the router's pool, routing/runner-pool.ts): applies the
+   * Pre-creates this object for a task id not handed out yet (the router's pool, tasks/runner-pool.ts): applies the
    * schema and arms an alarm FIRST_RUN_FALLBACK_MS ahead (a create within it keeps that alarm as its first run's
    * fallback; otherwise it re-arms at the deadline), deleting its storage unless a create claims it within
    * PREPARED_RUNNER_TTL_MS. Binds no principal and creates no task: until `create`, every call answers exactly as for

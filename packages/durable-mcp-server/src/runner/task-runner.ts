@@ -12,13 +12,12 @@ import { DEFAULT_TASK_EVENT_LEVEL, taskEventLog } from "../task-events.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { checkInputAnswer } from "./elicit-answer.js";
-import type { EventRefusal } from "../errors/event-errors.js";
-import { eventPayloadProblem } from "./event-payload.js";
-import { EventInbox, sha256Hex, waitingMessage, type EventOutcome, type WebhookAnswer } from "./event-inbox.js";
+import { acceptEvent, deliverWebhook } from "./event-delivery.js";
+import { EventInbox, type EventOutcome, type WebhookAnswer } from "./event-inbox.js";
 import { catalogDatabase, CatalogFeed } from "./catalog-feed.js";
 import { migrate, schemaVersion } from "./schema.js";
 import { taskDefinitionOf, type TaskRegistry } from "./task-definition.js";
-import { TaskRun, type RunConfig } from "./task-run.js";
+import { TaskRun, type RunConfig, type RunSite } from "./task-run.js";
 import type {
   TaskAccess,
   TaskListener,
@@ -83,18 +82,17 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
      */
     private answered: { record: TaskRecord; text: TaskText } | undefined;
     /** The run loop, with the state that lives as long as this instance: running, wake requests, cancel, failures. */
-    private run = new TaskRun<Env>(
-      {
-        env: this.env,
-        storage: this.ctx.storage,
-        store: this.store,
-        journal: this.journal,
-        inbox: this.inbox,
-        notify: () => this.notify(),
-        forget: () => this.forget(),
-      },
-      runConfig,
-    );
+    /** The object as its run loop and its event delivery reach it. */
+    private site: RunSite<Env> = {
+      env: this.env,
+      storage: this.ctx.storage,
+      store: this.store,
+      journal: this.journal,
+      inbox: this.inbox,
+      notify: () => this.notify(),
+      forget: () => this.forget(),
+    };
+    private run = new TaskRun<Env>(this.site, runConfig);
     /** The hand-over to the task catalog (a no-op without its D1 binding). */
     private catalog = new CatalogFeed(
       { storage: this.ctx.storage, store: this.store, journal: this.journal },
@@ -285,7 +283,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       if (unknown || (record.purgeAt !== null && Date.now() >= record.purgeAt)) {
         return { refused: "unknown_task", message: `no task ${taskId}` };
       }
-      return this.acceptEvent(record, event.type, event.payload, "send");
+      return acceptEvent(this.site, this.run, record, event.type, event.payload, "send");
     }
 
     async deliverWebhook(
@@ -296,58 +294,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       if (!record || record.taskId !== taskId || (record.purgeAt !== null && Date.now() >= record.purgeAt)) {
         return { status: 404, body: { error: "unknown_task", message: "no such task" } };
       }
-      const sha256 = await sha256Hex(hook.payload);
-      const prior = this.inbox.delivery(hook.hookId);
-      if (prior) {
-        if (prior.sha256 === sha256) return prior.answer;
-        return {
-          status: 409,
-          body: { error: "already_delivered", message: "this webhook already delivered a different body" },
-        };
-      }
-      const outcome = await this.acceptEvent(record, hook.type, hook.payload, "webhook");
-      if ("refused" in outcome) {
-        // Refused bodies are not recorded: the sender may try again once the inbox has room.
-        const status = WEBHOOK_REFUSAL_STATUS[outcome.refused] ?? 400;
-        return { status, body: { error: outcome.refused, message: outcome.message } };
-      }
-      const answer: WebhookAnswer = { status: 202, body: { ...outcome, type: hook.type } };
-      this.inbox.recordDelivery(hook.hookId, sha256, answer, Date.now());
-      return answer;
-    }
-
-    /**
-     * Gives an event to the oldest wait of its type, or buffers it; wakes the task for a delivered one. Synchronous up
-     * to the alarm write, so its journal or inbox write never interleaves with a run's take.
-     */
-    private async acceptEvent(record: TaskRecord, type: string, payload: string, via: string): Promise<EventOutcome> {
-      if (FINAL_STATUSES.has(record.status)) {
-        return { refused: "task_finished", message: `task ${record.taskId} is ${record.status}` };
-      }
-      // Whoever called: a payload the task's replays could not read back never reaches its journal or inbox.
-      const problem = typeof payload === "string" ? eventPayloadProblem(payload) : NOT_TEXT;
-      if (problem) {
-        this.run.events(record)("event_refused", { type, via, reason: problem.refused });
-        return problem;
-      }
-      const now = Date.now();
-      const stored = { type, payload, sentAt: now };
-      const step = this.journal.deliverEvent(type, JSON.stringify(stored), now);
-      if (step === null) {
-        if (!this.inbox.add(stored)) {
-          this.run.events(record)("event_refused", { type, via, reason: "buffer_full" });
-          return { refused: "buffer_full", message: `task ${record.taskId} already keeps as many events as it may` };
-        }
-        this.run.events(record)("event_buffered", { type, via });
-        return { outcome: "buffered" };
-      }
-      this.run.events(record)("event_delivered", { type, via, step });
-      // The wait's status message is over once its event came; the handler's own messages are left alone.
-      if (record.statusMessage === waitingMessage(step, type))
-        this.store.setMessage(`received event "${type}"`, record.progress, now);
-      this.notify();
-      await this.run.wake(now);
-      return { outcome: "delivered", step };
+      return deliverWebhook(this.site, this.run, record, hook);
     }
 
     /**
@@ -443,16 +390,6 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
   };
 }
-
-/** A webhook's answer to each refusal (anything else is 400). */
-const WEBHOOK_REFUSAL_STATUS: Partial<Record<EventRefusal, number>> = {
-  task_finished: 410,
-  buffer_full: 429,
-  payload_too_large: 413,
-};
-
-/** A payload that is not JSON text at all (only a direct RPC can send one). */
-const NOT_TEXT = { refused: "invalid_event", message: "the payload is not JSON text" } as const;
 
 /** The key (in the object's KV storage, beside its SQL tables) holding an unclaimed runner's deadline. */
 export const PREPARED_DEADLINE_KEY = "preparedDeadline";

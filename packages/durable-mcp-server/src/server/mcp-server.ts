@@ -1,3 +1,4 @@
+import { idempotencyKeyOf } from "../wire/idempotency-key.js";
 import {
   isInputRequiredResult,
   McpServer as SdkMcpServer,
@@ -8,35 +9,34 @@ import {
   type CallToolResult,
   type ClientCapabilities,
   type Implementation,
-  type InputRequiredResult,
-  type McpServerOptions,
   type ServerContext,
   type StandardSchemaV1,
   type StandardSchemaWithJSON,
-  type ToolAnnotations,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { toolErrorResult } from "../errors/envelope.js";
 import { taskIdForKey } from "../ids.js";
-import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_INLINE_MS, MAX_LISTED_ISSUES } from "../limits.js";
+import { MAX_INLINE_MS, MAX_LISTED_ISSUES } from "../limits.js";
 import { installedRequestHandler, registeredTool } from "./sdk-internals.js";
-import { cancelTask, getTask, updateTask } from "./task-methods.js";
-import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/task-definition.js";
-import type { CallerContext } from "../runner/caller-context.js";
+import { cancelTask, getTask, updateTask } from "../tasks/task-methods.js";
+import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/index.js";
+import type { CallerContext } from "../tasks/caller-context.js";
 import { toMilliseconds, type Duration } from "../steps/duration.js";
-import type { ReplayMode } from "../steps/engine-host.js";
-import type { Step } from "../steps/types.js";
-import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
 import { declaresTasks, REQUIRED_TASKS_CAPABILITY, TaskMethods, TASKS_EXTENSION } from "../wire/protocol.js";
 import { declaredCapabilities } from "../wire/input-capabilities.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { registerFacadeTools } from "../fallback/facade-tools.js";
 import { registerFileTools } from "../files/file-tools.js";
 import { facadeNames, taskViewResult, type FacadeNames } from "../fallback/task-view.js";
+import {
+  replayModeOf,
+  type DurableMcpServerOptions,
+  type FallbackPolicy,
+  type TaskConfig,
+  type TaskHandler,
+} from "./task-config.js";
 
 type InferOutput<S extends StandardSchemaWithJSON> = StandardSchemaWithJSON.InferOutput<S>;
-
-/** What a task handler may return: a CallToolResult, or plain JSON that becomes its text content. */
 
 /**
  * Keys of the router-only methods of McpServer. Symbols the package does not export: authors cannot call these
@@ -56,149 +56,6 @@ export interface LegacyTaskTool {
   /** Tools with `beforeStart` start their task only on SEP-2663 (docs/clients.md). */
   hasBeforeStart: boolean;
 }
-
-/**
- * What a task handler may return: a `CallToolResult` as is, a string or other JSON as text (an object also as
- * `structuredContent`), or nothing.
- * @example
- * ```ts
- * import type { TaskHandlerResult } from "durable-mcp-server";
- *
- * const asText: TaskHandlerResult = "done";
- * const asToolResult: TaskHandlerResult = { content: [{ type: "text", text: "done" }] };
- * const asStructured: TaskHandlerResult = { rows: 3 };
- * ```
- */
-export type TaskHandlerResult = CallToolResult | Record<string, unknown> | string | number | boolean | null | void;
-
-/**
- * A task tool's body: called with the validated input and the durable `Step` API, replayed from its journal on
- * every run; what it returns is the tool's result (TaskHandlerResult).
- * @example
- * ```ts
- * import type { TaskHandler } from "durable-mcp-server";
- * import * as z from "zod";
- *
- * const inputSchema = z.object({ to: z.string() });
- * const sendReport: TaskHandler<typeof inputSchema> = async ({ to }, step) => {
- *   const id = await step.do("send", async ({ idempotencyKey }) => `${to}:${idempotencyKey}`);
- *   return `sent ${id}`;
- * };
- * ```
- */
-export type TaskHandler<S extends StandardSchemaWithJSON> = (
-  input: InferOutput<S>,
-  step: Step,
-) => Promise<TaskHandlerResult>;
-
-/**
- * How a task tool is registered: the second argument of `server.registerTask(name, config, handler)`.
- * @example
- * ```ts
- * import type { TaskConfig } from "durable-mcp-server";
- * import * as z from "zod";
- *
- * const inputSchema = z.object({ region: z.string() });
- * const config: TaskConfig<typeof inputSchema> = {
- *   description: "Builds a report",
- *   inputSchema,
- *   ttl: "1 day",
- *   fallback: "handle",
- * };
- * ```
- */
-export interface TaskConfig<S extends StandardSchemaWithJSON> {
-  title?: string;
-  description?: string;
-  inputSchema: S;
-  annotations?: ToolAnnotations;
-  _meta?: Record<string, unknown>;
-  /** How long the task stays readable after creation (`ttlMs`); null keeps it until it is purged by hand. */
-  ttl?: Duration | null;
-  /** The polling interval suggested to clients (`pollIntervalMs`). */
-  pollInterval?: Duration;
-  /**
-   * What the task is filed under in the task catalog, from its validated input: the operator API and the CLI filter
-   * on them (`--tag customer=acme`). At most 16 tags of string, number or boolean values (docs/limits.md).
-   */
-  tags?: (input: InferOutput<S>) => Record<string, string | number | boolean>;
-  /** How a request that does not declare the Tasks extension is served; defaults to the server's `tasks.fallback`. */
-  fallback?: FallbackPolicy;
-  /**
-   * What a replay that departs from the journal does (docs/how-it-works.md, "Replay"): "fail" (the default) fails
-   * the task on a definite divergence, "warn" completes it with a warning, "strict" also fails a new step still
-   * waiting for the replay when the run is quiescent — sound only if every await of the handler is a step.
-   */
-  replay?: ReplayMode;
-  /** With `fallback: "wait"`: how long the call waits for the result. Defaults to the server's `tasks.waitFor`. */
-  waitFor?: Duration;
-  /**
-   * Inline results for clients that declare the Tasks extension: the call waits up to this long (at most 10 s,
-   * MAX_INLINE_MS) and answers with the ordinary CallToolResult when the task completed by then, otherwise with
-   * the task as usual. The task runs on its TaskRunner either way. Off by default (docs/api.md, "Inline results").
-   */
-  inline?: Duration;
-  /**
-   * Runs at `tools/call` before the task exists. Return `inputRequired(...)` to ask the client first, in the
-   * same request/response round trip (multi-round-trip requests); return `{ input }` to start the task with a
-   * different input, or nothing to start it as called.
-   */
-  beforeStart?: (
-    input: InferOutput<S>,
-    ctx: ServerContext,
-  ) =>
-    | Promise<InputRequiredResult | { input: InferOutput<S> } | void>
-    | InputRequiredResult
-    | { input: InferOutput<S> }
-    | void;
-}
-
-/**
- * How a task tool serves a request that does not declare the Tasks extension (2025-era clients, and 2026-era ones
- * without it). None of them ever receives a CreateTaskResult.
- * - "refuse": -32021, as the spec requires for task-only tools;
- * - "handle": start the task and return an ordinary CallToolResult carrying the task handle and what to do next
- *   (poll, answer, cancel through the facade tools);
- * - "wait": start the task and wait up to `waitFor` for it; return its result if it finished, else the handle.
- * @example
- * ```ts
- * import type { FallbackPolicy } from "durable-mcp-server";
- *
- * const policy: FallbackPolicy = "handle";
- * ```
- */
-export type FallbackPolicy = "refuse" | "handle" | "wait";
-
-/**
- * Server-wide task settings, passed as `new McpServer(info, { tasks: { … } })`.
- * @example
- * ```ts
- * import { McpServer } from "durable-mcp-server";
- *
- * const tasks = { fallback: "wait", waitFor: "30 seconds" } as const;
- * const server = new McpServer({ name: "reports", version: "1.0.0" }, { tasks });
- * ```
- */
-export interface TaskServerOptions {
-  /** Default fallback policy of this server's task tools. Default "wait". */
-  fallback?: FallbackPolicy;
-  /** Default wait of the "wait" policy. Default 20 seconds, safely under common 60 s client timeouts. */
-  waitFor?: Duration;
-  /** Prefix of the facade tools (`<prefix>_get`, `_respond`, `_cancel`). Default "durable_task". */
-  facadePrefix?: string;
-}
-
-/**
- * The options of `new McpServer(info, options)`: the SDK's server options plus `tasks`, the task settings.
- * @example
- * ```ts
- * import { McpServer, type DurableMcpServerOptions } from "durable-mcp-server";
- *
- * const options: DurableMcpServerOptions = { tasks: { fallback: "wait", waitFor: "20 seconds" } };
- * const server = new McpServer({ name: "reports", version: "1.0.0" }, options);
- * ```
- */
-export type DurableMcpServerOptions = McpServerOptions & { tasks?: TaskServerOptions };
 
 const DEFAULT_TTL_MS = 3_600_000;
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
@@ -409,7 +266,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       if (isInputRequiredResult(prepared)) return prepared;
       if (prepared && typeof prepared === "object" && "input" in prepared) input = prepared.input;
     }
-    const key = idempotencyKeyOf(ctx);
+    const key = idempotencyKeyOf(ctx.mcpReq._meta as Record<string, unknown> | undefined, ctx.http?.req?.headers);
     const taskId =
       key === undefined ? runtime.runners.newTaskId() : await taskIdForKey(runtime.principal, task.name, key);
     const access = { taskId, principal: runtime.principal };
@@ -516,20 +373,6 @@ function taskOnly(task: DetailedTask): Record<string, unknown> {
   return rest;
 }
 
-/** The call's idempotency key (IDEMPOTENCY_KEY_META, or the `Idempotency-Key` header), if it has one. */
-function idempotencyKeyOf(ctx: ServerContext): string | undefined {
-  const fromMeta = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[IDEMPOTENCY_KEY_META];
-  const key = typeof fromMeta === "string" ? fromMeta : (ctx.http?.req?.headers.get("idempotency-key") ?? undefined);
-  if (key === undefined) return undefined;
-  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
-      `An idempotency key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters long`,
-    );
-  }
-  return key;
-}
-
 function originOf(ctx: ServerContext): string | null {
   const url = ctx.http?.req?.url;
   return url ? new URL(url).origin : null;
@@ -576,9 +419,4 @@ export function invalidArgumentsResult(tool: string, issues: readonly SchemaIssu
       ...(issues.length > listed.length ? { more: issues.length - listed.length } : {}),
     },
   });
-}
-
-function replayModeOf(name: string, mode: ReplayMode | undefined): ReplayMode {
-  if (mode === undefined || mode === "fail" || mode === "warn" || mode === "strict") return mode ?? "fail";
-  throw new TypeError(`task "${name}": replay must be "fail", "warn" or "strict", not ${JSON.stringify(mode)}`);
 }

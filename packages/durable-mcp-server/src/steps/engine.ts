@@ -1,4 +1,4 @@
-import { describeError, ReplayDivergenceError } from "../errors/errors.js";
+import { ReplayDivergenceError } from "../errors/errors.js";
 import {
   MAX_SPILLED_RESULT_BYTES,
   MAX_STEP_NAME_LENGTH,
@@ -15,12 +15,12 @@ import { DERIVED_KEY, stepLabel, type StepKind, type StepRecord } from "./step-r
 import { LiveAttempt, LiveAttempts, type StepBody } from "./live-attempt.js";
 import { injectedRecord, type InjectedOutcome } from "./injected-outcomes.js";
 import { ReplayFrontier } from "./replay-frontier.js";
-import { resolveStepConfig, retryDelayMs, type StepConfig } from "./retry-policy.js";
+import { resolveStepConfig, type StepConfig } from "./retry-policy.js";
 import { stepApi, type StepRunner } from "./step-api.js";
-import type { Entry, FrontierKind } from "./step-core.js";
+import { enterStep, type Entry, type FrontierKind } from "./step-core.js";
+import { attemptRecord, failInterrupted, failOrRetry } from "./step-do.js";
 import { StepKeys } from "./step-keys.js";
 import {
-  isNonRetryable,
   parseJson,
   sameAsJson,
   serializeResult,
@@ -221,21 +221,21 @@ class StepEngine implements StepRunner {
     if (this.parked > 0) this.checkQuiescent();
   }
 
-  /** `step.do`: the per-step hot path (no indirection, allocation or await here that a step does not need). */
+  /**
+   * `step.do`: the per-step hot path (no await, getter or allocation here that a step does not need; what it calls
+   * is the engine's own, monomorphic).
+   */
   async doStep(name: string, config: StepConfig | undefined, fn: StepBody): Promise<unknown> {
     const policy = resolveStepConfig(config);
     // One clock read for the step's start (the handoff check, the yield check, startedAt), read again only after an
     // await below: the host's clock is a call into the runtime.
     let at = this.host.now();
-    const entry = this.enter(name, "do", at);
-    if (entry === "halt") return this.halt();
-    if (entry === "handoff") return this.park();
-    const { occurrence, record } = entry;
-    const label = entry.label;
-    if (!record && this.unvisited.size > 0) {
-      if (!(await this.atFrontier("step", label))) return this.halt();
+    let entry = enterStep(this, name, "do", at);
+    if (entry instanceof Promise) {
+      entry = await entry;
       at = this.host.now();
     }
+    const { record, label } = entry;
     if (!record && this.yieldDue(at)) {
       if (!(await this.yieldToEventLoop())) return this.halt();
       at = this.host.now();
@@ -246,44 +246,15 @@ class StepEngine implements StepRunner {
       if (record.state === "waiting" && (record.wakeAt ?? 0) > this.host.now()) return this.park();
     }
     if (this.injected) {
-      const injected = this.injected.get(keyOf(name, occurrence));
+      const injected = this.injected.get(keyOf(name, entry.occurrence));
       if (injected) return this.takeInjected(injected, record);
     }
     // New, due for a retry, or interrupted mid-attempt (state "running" after an eviction or crash).
     const attempt = (record?.attempts ?? 0) + 1;
-    const base: StepRecord = {
-      name,
-      occurrence,
-      kind: "do",
-      state: "running",
-      attempts: attempt,
-      result: null,
-      error: null,
-      wakeAt: null,
-      request: null,
-      // A key journaled when keys were still stored stays the step's key; otherwise it is derived when read.
-      idempotencyKey: record?.idempotencyKey || DERIVED_KEY,
-    };
-    if (attempt > policy.limit + 1) {
-      const error = {
-        name: "StepInterruptedError",
-        message: `step "${label}" was interrupted on its last attempt`,
-        nonRetryable: false,
-      };
-      const failed: StepRecord = { ...base, attempts: attempt - 1, state: "failed", error: JSON.stringify(error) };
-      this.write(failed);
-      throw stepFailure(failed);
-    }
+    const base = attemptRecord(entry, attempt);
+    if (attempt > policy.limit + 1) failInterrupted(this, base, label);
     const startedAt = at;
-    // A new step's first attempt is held by the journal and written with its result, or before anything could
-    // observe it (StepJournal.beginFirstAttempt); a retry or resumed attempt is written at once. A new step's
-    // record is not kept in `records`: a key is claimed once per run, so nothing would look it up.
-    let first: FirstAttempt | undefined;
-    this.progressed = true;
-    if (record) {
-      this.records.set(entry.key!, base);
-      this.host.journal.write(base, startedAt);
-    } else first = this.host.journal.beginFirstAttempt(base, startedAt);
+    const first = this.beginAttempt(entry, base, startedAt);
     this.inFlight++;
     if (this.stepEvents) this.host.event("step_started", { step: label, attempt });
     const live = new LiveAttempt(
@@ -304,40 +275,12 @@ class StepEngine implements StepRunner {
           : text;
       // Cancelled while the result was being spilled: the run is over, and a cancelled task journals nothing more.
       if (this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-      if (first) {
-        // One clock read for the held row's end and the event's duration.
-        const endedAt = this.host.now();
-        this.host.journal.finishFirstAttempt(first, stored, endedAt);
-        if (this.stepEvents)
-          this.host.event("step_finished", { step: label, attempt, durationMs: endedAt - startedAt });
-      } else {
-        this.write({ ...base, state: "done", result: stored });
-        if (this.stepEvents) {
-          this.host.event("step_finished", { step: label, attempt, durationMs: this.host.now() - startedAt });
-        }
-      }
+      this.journalDone(first, base, label, stored, startedAt);
       return sameAsJson(value) ? value : parseJson(text);
     } catch (error) {
       // Aborted by a cancel (or the run already ended): end the run as cancelled if it is not over yet.
       if (this.settled || this.host.isCancelled()) return this.halt({ kind: "cancelled" });
-      const failed = describeError(error);
-      const durationMs = this.host.now() - startedAt;
-      const permanent = isNonRetryable(error);
-      if (permanent || attempt > policy.limit) {
-        // Journaled with the failure: what makes it permanent is the class, not the name it carries.
-        const final: StepRecord = {
-          ...base,
-          state: "failed",
-          error: JSON.stringify({ ...failed, nonRetryable: permanent }),
-        };
-        this.write(final);
-        this.host.event("step_failed", { step: label, attempt, durationMs, error: failed.message, cause: failed.name });
-        throw stepFailure(final);
-      }
-      const delayMs = retryDelayMs(policy, attempt);
-      this.write({ ...base, state: "waiting", error: JSON.stringify(failed), wakeAt: this.host.now() + delayMs });
-      this.host.event("step_retry_scheduled", { step: label, attempt, durationMs, delayMs, error: failed.message });
-      return this.park();
+      return failOrRetry(this, error, base, label, policy, startedAt);
     } finally {
       this.live.end(live);
       this.inFlight--;
@@ -351,6 +294,45 @@ class StepEngine implements StepRunner {
     this.write(taken);
     if (taken.state === "failed") throw stepFailure(taken);
     return this.readResult(taken.result);
+  }
+
+  /**
+   * Journals the start of an attempt. A new step's first attempt is held by the journal and written with its result,
+   * or before anything could observe it (StepJournal.beginFirstAttempt); a retry or resumed attempt is written at
+   * once. A new step's record is not kept in `records`: a key is claimed once per run, so nothing would look it up.
+   */
+  private beginAttempt(entry: Entry, base: StepRecord, startedAt: number): FirstAttempt | undefined {
+    this.progressed = true;
+    if (entry.record) {
+      this.records.set(entry.key!, base);
+      this.host.journal.write(base, startedAt);
+      return undefined;
+    }
+    return this.host.journal.beginFirstAttempt(base, startedAt);
+  }
+
+  /** Journals an attempt's result: `stored` is the serialized value or its spill reference. */
+  private journalDone(
+    first: FirstAttempt | undefined,
+    base: StepRecord,
+    label: string,
+    stored: string | null,
+    startedAt: number,
+  ): void {
+    if (first) {
+      // One clock read for the held row's end and the event's duration.
+      const endedAt = this.host.now();
+      this.host.journal.finishFirstAttempt(first, stored, endedAt);
+      if (this.stepEvents) {
+        this.host.event("step_finished", { step: label, attempt: base.attempts, durationMs: endedAt - startedAt });
+      }
+    } else {
+      this.write({ ...base, state: "done", result: stored });
+      if (this.stepEvents) {
+        const durationMs = this.host.now() - startedAt;
+        this.host.event("step_finished", { step: label, attempt: base.attempts, durationMs });
+      }
+    }
   }
 
   /** Whether the run has gone RUN_YIELD_STEPS new steps or its chunk's time without yielding (counts this step). */

@@ -3,8 +3,8 @@ import { EventTimeoutError } from "../errors/event-errors.js";
 import { MAX_EVENT_TYPE_LENGTH } from "../limits.js";
 import { toMilliseconds } from "./duration.js";
 import type { EventHost, StoredEvent } from "./engine-host.js";
-import { stepLabel, type StepRecord } from "./step-record.js";
-import type { StepCore } from "./step-core.js";
+import type { StepRecord } from "./step-record.js";
+import { enterStep, type StepCore } from "./step-core.js";
 import type { TaskEvent, WaitForEventOptions, WebhookUrlOptions } from "./types.js";
 
 // The steps of external events: `step.waitForEvent` (kind "event") and `step.webhookUrl` (kind "webhook"), served by
@@ -22,12 +22,8 @@ export async function eventStep(core: StepCore, name: string, options: WaitForEv
   const type = eventType(name, options?.type);
   const timeoutMs = options.timeout === undefined ? DEFAULT_EVENT_WAIT_MS : toMilliseconds(options.timeout);
   const events = eventHost(core, name);
-  const entry = core.enter(name, "event");
-  if (entry === "halt") return core.halt();
-  if (entry === "handoff") return core.park();
-  const { occurrence, record } = entry;
-  const label = stepLabel(name, occurrence);
-  if (!record && core.replaying && !(await core.atFrontier("step", label))) return core.halt();
+  const entered = enterStep(core, name, "event");
+  const { occurrence, record, label } = entered instanceof Promise ? await entered : entered;
   if (!record) {
     const base: StepRecord = {
       name,
@@ -72,14 +68,9 @@ export async function webhookStep(core: StepCore, name: string, options: Webhook
   const type = eventType(name, options?.type);
   const lifetimeMs = options.expiresIn === undefined ? DEFAULT_EVENT_WAIT_MS : toMilliseconds(options.expiresIn);
   const events = eventHost(core, name);
-  const entry = core.enter(name, "webhook");
-  if (entry === "halt") return core.halt();
-  if (entry === "handoff") return core.park();
-  const { occurrence, record } = entry;
+  const entered = enterStep(core, name, "webhook");
+  const { occurrence, record, label } = entered instanceof Promise ? await entered : entered;
   if (record?.state === "done") return (JSON.parse(record.result ?? "{}") as { url: string }).url;
-  if (!record && core.replaying && !(await core.atFrontier("step", stepLabel(name, occurrence)))) {
-    return core.halt();
-  }
   const expiresAt = core.host.now() + lifetimeMs;
   const hookId = crypto.randomUUID().replaceAll("-", "");
   let url: string;
@@ -102,7 +93,7 @@ export async function webhookStep(core: StepCore, name: string, options: Webhook
     wakeAt: null,
     request: null,
   });
-  core.host.event("webhook_created", { step: stepLabel(name, occurrence), type });
+  core.host.event("webhook_created", { step: label, type });
   return url;
 }
 

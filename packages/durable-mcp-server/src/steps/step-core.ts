@@ -28,7 +28,7 @@ export interface StepCore {
    * Claims the next use of a step name (its journal record, undefined when new), or "halt" when the run must not go
    * on (cancelled, diverged), or "handoff" before a new step once the alarm's wall-clock budget is spent.
    */
-  enter(name: string, kind: StepKind): Entry | "halt" | "handoff";
+  enter(name: string, kind: StepKind, now?: number): Entry | "halt" | "handoff";
   /**
    * Whether the run may go on from a new step: true once the replay has caught up or the run is quiescent, false
    * when it must not go on (see ReplayFrontier). Ask only while `replaying`.
@@ -47,4 +47,24 @@ export interface StepCore {
   /** Work of a step is under way (until workEnded): the run does not suspend under it. */
   workStarted(): void;
   workEnded(): void;
+}
+
+/**
+ * The prologue every step kind shares: claims the next use of `name` (StepCore.enter), stops there when the run must
+ * not go on (a promise that never settles: halted, or parked for the handoff), and holds a new step until the replay
+ * reaches it. The entry itself, not a promise, when nothing has to be waited for, so that a step that does not wait
+ * takes no extra turn of the microtask queue (the order in which concurrent steps journal stays the call order).
+ * `now`: the caller's clock read, when it has one.
+ */
+export function enterStep(core: StepCore, name: string, kind: StepKind, now?: number): Entry | Promise<Entry> {
+  const entry = core.enter(name, kind, now);
+  if (entry === "halt") return core.halt();
+  if (entry === "handoff") return core.park();
+  if (entry.record || !core.replaying) return entry;
+  return reachFrontier(core, entry);
+}
+
+async function reachFrontier(core: StepCore, entry: Entry): Promise<Entry> {
+  if (!(await core.atFrontier("step", entry.label))) return core.halt();
+  return entry;
 }

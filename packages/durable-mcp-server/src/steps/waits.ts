@@ -1,7 +1,7 @@
 import { describeError, InputTimeoutError, InputUnavailableError } from "../errors/errors.js";
 import { toMilliseconds } from "./duration.js";
-import { parseStepLabel, stepLabel, type StepRecord } from "./step-record.js";
-import type { StepCore } from "./step-core.js";
+import { parseStepLabel, type StepRecord } from "./step-record.js";
+import { enterStep, type StepCore } from "./step-core.js";
 import { inputFailure, parseJson } from "./step-results.js";
 import type { InputOptions, InputRequest } from "./types.js";
 
@@ -15,12 +15,8 @@ const INPUT_METHODS = new Set(["elicitation/create", "sampling/createMessage", "
  * alarm wakes the run, whose replay finds it due and journals it done.
  */
 export async function sleepStep(core: StepCore, name: string, wakeAt: () => number): Promise<void> {
-  const entry = core.enter(name, "sleep");
-  if (entry === "halt") return core.halt();
-  if (entry === "handoff") return core.park();
-  const { occurrence, record: journaled } = entry;
-  const label = stepLabel(name, occurrence);
-  if (!journaled && core.replaying && !(await core.atFrontier("step", label))) return core.halt();
+  const entered = enterStep(core, name, "sleep");
+  const { occurrence, record: journaled, label } = entered instanceof Promise ? await entered : entered;
   if (journaled?.state === "done") return;
   const due = journaled ? (journaled.wakeAt ?? 0) : wakeAt();
   if (!Number.isFinite(due)) throw new RangeError(`step "${label}": cannot sleep until ${due}`);
@@ -65,13 +61,9 @@ export async function inputStep(
     throw new TypeError(`step "${name}": an input step's name may not end in "#" and a number`);
   }
   const timeoutMs = options?.timeout === undefined ? undefined : toMilliseconds(options.timeout);
-  const entry = core.enter(name, "input");
-  if (entry === "halt") return core.halt();
-  if (entry === "handoff") return core.park();
-  const { occurrence, record } = entry;
-  // The request's key on the wire: `confirm`, then `confirm#2`, … (unique per task, as the spec requires).
-  const label = stepLabel(name, occurrence);
-  if (!record && core.replaying && !(await core.atFrontier("step", label))) return core.halt();
+  const entered = enterStep(core, name, "input");
+  // The label is the request's key on the wire: `confirm`, then `confirm#2`, … (unique per task, as the spec requires).
+  const { occurrence, record, label } = entered instanceof Promise ? await entered : entered;
   if (!record) {
     const missing = core.host.inputUnavailable?.(request) ?? null;
     if (missing !== null) {

@@ -12,10 +12,10 @@ import {
   type TestingAnswer,
   type TestingOp,
   type TestingReply,
-} from "../runner/testing-seam.js";
+} from "../runner/index.js";
 import { IDEMPOTENCY_KEY_META } from "../wire/meta-keys.js";
-import { RunnerClient } from "../runner/runner-client.js";
-import { sendTaskEvent, type SendEventInput, type SendEventResult } from "../runner/send-event.js";
+import { RunnerClient } from "../tasks/runner-client.js";
+import { sendTaskEvent, type SendEventInput, type SendEventResult } from "../tasks/send-event.js";
 import { stepLabel, type StepState, type StepTimelineEntry } from "../steps/step-record.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import { TASKS_EXTENSION } from "../wire/protocol.js";

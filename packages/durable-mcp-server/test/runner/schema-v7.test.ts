@@ -3,9 +3,9 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/ids.js";
-import { RunnerClient } from "../../src/runner/runner-client.js";
+import { RunnerClient } from "../../src/tasks/runner-client.js";
 import { migrate, SCHEMA_VERSION, schemaVersion } from "../../src/runner/schema.js";
-import { sendTaskEvent } from "../../src/runner/send-event.js";
+import { sendTaskEvent } from "../../src/tasks/send-event.js";
 import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
 import { fixtureEnv, isFinal, probeFor, waitForTask } from "../helpers.js";
 

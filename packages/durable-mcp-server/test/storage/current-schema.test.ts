@@ -3,8 +3,8 @@
 // the migrations cannot drift apart (storage/migrations.ts, `applySchema`).
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { FileRunnerRpc } from "../../src/files/file-runner.js";
-import { FILE_SCHEMA } from "../../src/files/file-store.js";
+import type { FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
+import { FILE_SCHEMA } from "../../src/file-runner/file-store.js";
 import { newFileHandle, newTaskId } from "../../src/ids.js";
 import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
 import { SCHEMA_VERSION, TASK_RUNNER_SCHEMA } from "../../src/runner/schema.js";

@@ -7,7 +7,7 @@ import { env, runDurableObjectAlarm, SELF } from "cloudflare:test";
 import { durableMcp } from "../../src/index.js";
 import { newTaskId } from "../../src/ids.js";
 import { INDEX_PENDING_MS } from "../../src/limits.js";
-import { RunnerClient } from "../../src/runner/runner-client.js";
+import { RunnerClient } from "../../src/tasks/runner-client.js";
 import { taskIndexOf } from "../../src/runner/task-index.js";
 import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
 import type { NewTask } from "../../src/runner/task-store.js";

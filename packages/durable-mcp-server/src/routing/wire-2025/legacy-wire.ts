@@ -1,4 +1,5 @@
-import { jsonRpcErrorResponse } from "../../errors/jsonrpc.js";
+import { idempotencyKeyOf } from "../../wire/idempotency-key.js";
+import { jsonRpcErrorResponse, jsonRpcResultResponse } from "../../errors/jsonrpc.js";
 import {
   ProtocolError,
   ProtocolErrorCode,
@@ -7,12 +8,11 @@ import {
 } from "@modelcontextprotocol/server";
 import { isTaskIdShape, taskIdForKey } from "../../ids.js";
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_STEP_RESULT_BYTES } from "../../limits.js";
-import type { RunnerClient } from "../../runner/runner-client.js";
-import type { IndexScope } from "../../runner/task-index.js";
-import { FINAL_STATUSES, type NewTask } from "../../runner/task-store.js";
+import type { RunnerClient } from "../../tasks/runner-client.js";
+import { type IndexScope, FINAL_STATUSES, type NewTask } from "../../runner/index.js";
 import { invalidArgumentsResult, legacyTaskTool, type McpServer } from "../../server/mcp-server.js";
-import { cancelTask, getTask } from "../../server/task-methods.js";
-import type { CallerContext } from "../../runner/caller-context.js";
+import { cancelTask, getTask } from "../../tasks/task-methods.js";
+import type { CallerContext } from "../../tasks/caller-context.js";
 import { mapBounded } from "../bounded.js";
 import { INDEX_PENDING_MS, LIST_CONCURRENCY, LIST_PAGE_SIZE } from "../../limits.js";
 import { issueCursor, readCursor } from "./cursors.js";
@@ -115,7 +115,7 @@ async function callTool(
   const parsed = tool.definition.parseInput(params.arguments ?? {});
   // A tool error, as on every wire: the model can repair its arguments, and no task is created.
   if (!parsed.ok) return ok(id, invalidArgumentsResult(name, parsed.issues) as CallToolResult);
-  const key = idempotencyKeyOf(request);
+  const key = idempotencyKeyOf(undefined, request.headers);
   const taskId = key === undefined ? ctx.runners.newTaskId() : await taskIdForKey(ctx.principal, name, key);
   const toolTtl = tool.definition.ttlMs;
   // The session's declared capabilities decide which questions the task may ask (`{}` without a session: none); as
@@ -158,18 +158,6 @@ function requestedTtl(task: unknown): number | undefined {
     );
   }
   return ttl;
-}
-
-function idempotencyKeyOf(request: Request): string | undefined {
-  const key = request.headers.get("idempotency-key");
-  if (key === null) return undefined;
-  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new ProtocolError(
-      ProtocolErrorCode.InvalidParams,
-      `An idempotency key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters long`,
-    );
-  }
-  return key;
 }
 
 /** `tasks/cancel` of 2025-11-25: the cancelled task, or -32602 when it was already final. */
@@ -349,7 +337,7 @@ function progressTokenOf(params: Record<string, unknown>): string | number | und
 }
 
 function ok(id: Id, result: unknown): Response {
-  return Response.json({ jsonrpc: "2.0", id, result });
+  return jsonRpcResultResponse(id, result);
 }
 
 function rpcError(id: Id, code: number, message: string, data?: unknown): Response {

@@ -1,9 +1,8 @@
-import { jsonRpcErrorMessage } from "../../errors/jsonrpc.js";
+import { jsonRpcErrorMessage, jsonRpcNotification, jsonRpcResultMessage } from "../../errors/jsonrpc.js";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { isTaskIdShape } from "../../ids.js";
-import type { RunnerClient } from "../../runner/runner-client.js";
-import { tasksOf } from "../../runner/task-stream.js";
-import { FINAL_STATUSES } from "../../runner/task-store.js";
+import type { RunnerClient } from "../../tasks/runner-client.js";
+import { tasksOf, FINAL_STATUSES } from "../../runner/index.js";
 import type { DetailedTask } from "../../wire/task-shapes.js";
 import { RESULT_HEARTBEAT_MS } from "../../limits.js";
 import { takeStreamSlot, tooManyStreams } from "../stream-budget.js";
@@ -70,8 +69,7 @@ export async function resultStream(
       let progress = 0;
       heartbeat = setInterval(() => {
         if (progressToken === undefined) write(": keepalive\n\n");
-        else
-          send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken, progress: ++progress } });
+        else send(jsonRpcNotification("notifications/progress", { progressToken, progress: ++progress }));
       }, RESULT_HEARTBEAT_MS);
       const asked = new Set<string>();
       let lastStatus: string | undefined;
@@ -79,7 +77,7 @@ export async function resultStream(
         for await (const task of tasksOf(reader)) {
           if (task.status !== lastStatus) {
             lastStatus = task.status;
-            send({ jsonrpc: "2.0", method: "notifications/tasks/status", params: toLegacyTask(task) });
+            send(jsonRpcNotification("notifications/tasks/status", toLegacyTask(task)));
           }
           for (const [key, question] of Object.entries(task.inputRequests ?? {})) {
             if (asked.has(key)) continue;
@@ -128,11 +126,7 @@ export async function resultStream(
 function finalAnswer(id: string | number, task: DetailedTask, related: Record<string, unknown>) {
   if (task.status === "completed" && task.result) {
     const { resultType: _resultType, ...result } = task.result;
-    return {
-      jsonrpc: "2.0",
-      id,
-      result: { ...result, _meta: { ...(result._meta as object | undefined), ...related } },
-    };
+    return jsonRpcResultMessage(id, { ...result, _meta: { ...(result._meta as object | undefined), ...related } });
   }
   if (task.status === "failed" && task.error) return { jsonrpc: "2.0", id, error: task.error };
   return jsonRpcErrorMessage(

@@ -1,7 +1,8 @@
 import { MAX_PARTS, MIN_PART_BYTES } from "../limits.js";
 import { toHex } from "../util/encoding.js";
 import type { FileAccess } from "./file-access.js";
-import type { FileRecord, FileStore } from "./file-store.js";
+import type { FileStore } from "./file-store.js";
+import type { ChunkChecksum, WriteCoordinator, WriteEnding, WriteLease, WriteOutcome } from "./file-runner-rpc.js";
 import { Sha256 } from "./sha256-state.js";
 
 const MIB = 1024 * 1024;
@@ -14,68 +15,11 @@ export function partSizeFor(length: number): number {
   return Math.ceil(needed / MIB) * MIB;
 }
 
-export type WriteOutcome =
-  /** The bytes were kept; the upload may now be complete (`file.state === "ready"`). */
-  | { kind: "written"; file: FileRecord }
-  /** The body broke off: what arrived was kept, `file.offset` says how much. */
-  | { kind: "interrupted"; file: FileRecord }
-  | { kind: "offset_mismatch"; file: FileRecord }
-  /** Upload-Checksum did not match the chunk: nothing was kept. */
-  | { kind: "checksum_mismatch"; file: FileRecord }
-  /** More bytes than the declared length: nothing of the chunk was kept, the offset is where it was. */
-  | { kind: "too_long"; file: FileRecord }
-  /** The whole file's sha256 is not the declared one: the stored bytes were deleted and the upload reset. */
-  | { kind: "digest_mismatch"; file: FileRecord; actual: string };
-
-/** A tus `Upload-Checksum`: the algorithm (by its WebCrypto name) and the digest the chunk must have. */
-export interface ChunkChecksum {
-  algorithm: "SHA-1" | "SHA-256";
-  digest: Uint8Array;
-}
-
 export interface UploadTarget {
   store: FileStore;
   storage: DurableObjectStorage;
   bucket: R2Bucket;
   key: string;
-}
-
-/** What a writer gets from `beginWrite`: the upload as committed, and the lease it commits under. */
-export interface WriteLease {
-  id: string;
-  file: FileRecord;
-  /** Parts recorded so far; the next one is number `partCount + 1`. */
-  partCount: number;
-  /** The bytes after the last part (already counted in `file.offset` and hashed): the start of the next part. */
-  pending: Uint8Array[];
-  /** The whole-file SHA-256 at `file.offset` (sha256-state.ts); null past 0 for an upload older than the column. */
-  hashState: Uint8Array | null;
-}
-
-export type BeginWrite = { kind: "lease"; lease: WriteLease } | { kind: "refused"; outcome: WriteOutcome };
-
-/** A writer's progress: committed in one transaction, only under its lease and only from the offset it names. */
-export interface WriteCommit {
-  from: number;
-  offset: number;
-  parts: R2UploadedPart[];
-  pending: Uint8Array[];
-  hashState: Uint8Array | null;
-}
-
-/** How a writer's body ended; "lost" when the lease was gone at a commit. */
-export type WriteEnding = "done" | "interrupted" | "too_long" | "checksum_mismatch" | "lost";
-
-/** The FileRunner's side of a write: one writer at a time, commits under its lease, completion at the end. */
-export interface WriteCoordinator {
-  /** Null when `access` does not reach the file; "refused" with the answer when no write may start. */
-  beginWrite(access: FileAccess, offset: number, length: number | null): Promise<BeginWrite | null>;
-  /** False when the lease is no longer this writer's or the offset moved: the writer must stop. */
-  commitWrite(leaseId: string, commit: WriteCommit): Promise<boolean>;
-  /** Keeps a slow writer's lease from lapsing between commits. */
-  renewWrite(leaseId: string): Promise<boolean>;
-  /** Releases the lease; completes the upload when every byte is in. */
-  endWrite(leaseId: string, ending: WriteEnding): Promise<WriteOutcome | null>;
 }
 
 /** How often a writer that commits nothing (a slow client filling a part) renews its lease. */

@@ -1,4 +1,5 @@
-import type { UrlScope } from "./signed-urls.js";
+/** What a signed URL lets its bearer do: move bytes into an upload, or read a finished file. */
+export type UrlScope = "upload" | "download";
 
 /**
  * Who is asking for a file: a principal (its owner, if the credentials are the owner's), and/or the bearer of a URL

@@ -5,83 +5,20 @@ import { FILE_SCHEMA, FileStore, type FileRecord } from "./file-store.js";
 import type { FileAccess } from "./file-access.js";
 import { UPLOAD_LEASE_MS } from "../limits.js";
 import { Sha256 } from "./sha256-state.js";
+import { completeUpload, partSizeFor, receiveChunk } from "./upload.js";
 import {
-  completeUpload,
-  partSizeFor,
-  receiveChunk,
+  objectKey,
   type BeginWrite,
   type ChunkChecksum,
+  type FileRunnerClass,
+  type FileRunnerOptions,
+  type FileRunnerRpc,
+  type NewFile,
+  type StoredFile,
   type WriteCommit,
-  type WriteCoordinator,
   type WriteEnding,
   type WriteOutcome,
-} from "./upload.js";
-
-export interface NewFile {
-  handle: string;
-  principal: string;
-  name: string;
-  mimeType: string;
-  size: number;
-  /** Hex sha256 the bytes must have; null to accept whatever arrives (the digest is still computed). */
-  sha256: string | null;
-  ttlMs: number;
-}
-
-/** A file whose bytes are already in R2 (a task's artifact), registered under a handle. */
-export interface StoredFile extends Omit<NewFile, "sha256"> {
-  sha256: string;
-}
-
-/**
- * The RPC surface of a FileRunner. A PATCH streams its bytes to R2 from the Worker and coordinates through it.
- * @example
- * ```ts
- * import type { FileRunnerRpc } from "durable-mcp-server";
- *
- * type Methods = keyof FileRunnerRpc;
- * const read: Methods = "status";
- * ```
- */
-export interface FileRunnerRpc extends WriteCoordinator {
-  /** Creates the upload. The same handle again returns the existing record if the spec matches, else null. */
-  create(file: NewFile): Promise<FileRecord | null>;
-  status(access: FileAccess): Promise<FileRecord | null>;
-  /**
-   * Appends `body` at `offset` from inside the object (for callers that hold only the stub, such as
-   * `file_upload_write`); `checksum` is the digest the chunk must have, `length` its size when known (a chunk that
-   * cannot fit is then refused whole, unread). Null when the file is unknown.
-   */
-  write(
-    access: FileAccess,
-    offset: number,
-    body: ReadableStream<Uint8Array>,
-    checksum: ChunkChecksum | null,
-    length?: number | null,
-  ): Promise<WriteOutcome | null>;
-  /** Ends the upload or deletes the file; its bytes and parts go with it. */
-  terminate(access: FileAccess): Promise<boolean>;
-  /** Records a file written straight to R2; the same handle again replaces it (a step that ran again). */
-  register(file: StoredFile): Promise<FileRecord>;
-}
-
-export interface FileRunnerOptions {
-  /** Name of the R2 bucket binding. */
-  bucket: string;
-}
-
-/**
- * The FileRunner Durable Object class `durableMcp(…, { files })` builds; export it from the Worker under its
- * binding's class name.
- * @example
- * ```ts
- * import { durableMcp, McpServer, type FileRunnerClass } from "durable-mcp-server";
- *
- * const mcp = durableMcp(() => new McpServer({ name: "files", version: "1.0.0" }), { files: true });
- * export const FileRunner: FileRunnerClass<unknown> = mcp.FileRunner;
- * ```
- */
-export type FileRunnerClass<Env> = new (ctx: DurableObjectState, env: Env) => DurableObject<Env> & FileRunnerRpc;
+} from "./file-runner-rpc.js";
 
 /** One JSON line per file event, like the task events: `wrangler tail` and Workers Logs can follow a handle. */
 function fileEvent(event: string, fields: Record<string, string | number | boolean | null>): void {
@@ -120,11 +57,6 @@ function latch(): { released: Promise<void>; release: () => void } {
 /** All bytes are in, the upload is not complete yet. */
 function received(file: FileRecord): boolean {
   return file.state === "uploading" && file.offset === file.size;
-}
-
-/** Where a file's bytes live in the bucket. */
-export function objectKey(handle: string): string {
-  return `files/${handle}`;
 }
 
 /**

@@ -6,7 +6,7 @@ import {
   PREPARED_RUNNER_RATE_WINDOW_MS,
   PREPARED_RUNNER_REFILL_DELAY_MS,
 } from "../limits.js";
-import type { TaskRunnerRpc } from "./task-runner-rpc.js";
+import type { TaskRunnerRpc } from "../runner/index.js";
 
 export interface RunnerPoolOptions {
   /** Runners kept ready at most, however many creates come. */

@@ -46,7 +46,7 @@ export const FILE_MIGRATIONS: readonly string[] = [
    );
    CREATE TABLE parts (part_number INTEGER PRIMARY KEY, etag TEXT NOT NULL);
    CREATE TABLE pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, bytes BLOB NOT NULL);`,
-  // The whole-file SHA-256 state at `offset` (files/sha256-state.ts), saved in the same transaction as the offset so
+  // The whole-file SHA-256 state at `offset` (file-runner/sha256-state.ts), saved in the same transaction as the offset so
   // a resumed upload never hashes a byte twice. NULL at offset 0 means a fresh hash; NULL past 0 is an upload begun
   // before this column existed, whose completion hashes the stored object instead.
   `ALTER TABLE file ADD COLUMN hash_state BLOB;`,

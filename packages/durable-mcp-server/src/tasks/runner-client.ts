@@ -1,11 +1,20 @@
 import { backoffDelayMs, equalJitter } from "../util/backoff.js";
 import { newTaskId } from "../ids.js";
 import type { RunnerPool } from "./runner-pool.js";
-import { taskIndexOf, type IndexCursor, type IndexEntry, type IndexScope } from "./task-index.js";
-import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
-import type { TaskAccess, TaskRunnerRpc, TooManyStreams, UpdateOutcome } from "./task-runner-rpc.js";
-import type { NewTask } from "./task-store.js";
-import type { TaskText } from "./task-view.js";
+import {
+  taskIndexOf,
+  type IndexCursor,
+  type IndexEntry,
+  type IndexScope,
+  type EventOutcome,
+  type WebhookAnswer,
+  type TaskAccess,
+  type TaskRunnerRpc,
+  type TooManyStreams,
+  type UpdateOutcome,
+  type NewTask,
+  type TaskText,
+} from "../runner/index.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
 export interface RetryPolicy {

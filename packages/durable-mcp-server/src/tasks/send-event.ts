@@ -1,7 +1,7 @@
 import { EventRefusedError } from "../errors/event-errors.js";
 import { isTaskIdShape } from "../ids.js";
 import { MAX_EVENT_TYPE_LENGTH } from "../limits.js";
-import { eventPayloadProblem } from "./event-payload.js";
+import { eventPayloadProblem } from "../runner/index.js";
 import type { RunnerClient } from "./runner-client.js";
 
 /**

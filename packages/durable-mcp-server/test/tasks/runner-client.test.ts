@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isTransient, RunnerClient } from "../../src/runner/runner-client.js";
+import { isTransient, RunnerClient } from "../../src/tasks/runner-client.js";
 import { fixtureEnv } from "../helpers.js";
 
 const env = fixtureEnv as typeof fixtureEnv & { RESETTING_RUNNER: DurableObjectNamespace };

@@ -1,16 +1,16 @@
-// How a PATCH body is read (src/files/upload.ts): in large BYOB reads filled as the bytes arrive, not in the
+// How a PATCH body is read (src/file-runner/upload.ts): in large BYOB reads filled as the bytes arrive, not in the
 // default reader's small chunks (4 KiB for a request body in workerd: 16,384 reads and promise turns per 64 MiB,
 // docs/performance.md "Files, round 3"), and without giving up a byte that arrived when the body breaks off.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { objectKey, type FileRunnerRpc } from "../../src/files/file-runner.js";
-import { FileStore } from "../../src/files/file-store.js";
-import { Sha256 } from "../../src/files/sha256-state.js";
-import { partSizeFor, receiveChunk } from "../../src/files/upload.js";
+import { objectKey, type FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
+import { FileStore } from "../../src/file-runner/file-store.js";
+import { Sha256 } from "../../src/file-runner/sha256-state.js";
+import { partSizeFor, receiveChunk } from "../../src/file-runner/upload.js";
 import { newFileHandle } from "../../src/ids.js";
 import { toHex } from "../../src/util/encoding.js";
 import { fixtureEnv } from "../helpers.js";
-import { MIB, randomBytes, sha256Hex } from "./helpers.js";
+import { MIB, randomBytes, sha256Hex } from "../files/helpers.js";
 
 function runnerOf(handle: string) {
   const namespace = fixtureEnv.FILE_RUNNER;

@@ -1,10 +1,20 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { FileRunnerRpc } from "../../src/files/file-runner.js";
-import { FileStore } from "../../src/files/file-store.js";
+import type { FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
+import { FileStore } from "../../src/file-runner/file-store.js";
 import { newFileHandle } from "../../src/ids.js";
 import { fixtureEnv } from "../helpers.js";
-import { createUpload, handleOf, head, MIB, ORIGIN, patch, randomBytes, sha256Hex, uploadAll } from "./helpers.js";
+import {
+  createUpload,
+  handleOf,
+  head,
+  MIB,
+  ORIGIN,
+  patch,
+  randomBytes,
+  sha256Hex,
+  uploadAll,
+} from "../files/helpers.js";
 
 function runnerOf(handle: string) {
   const namespace = fixtureEnv.FILE_RUNNER;

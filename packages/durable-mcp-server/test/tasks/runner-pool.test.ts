@@ -9,8 +9,8 @@ import {
   PREPARED_RUNNER_REFILL_DELAY_MS,
   PREPARED_RUNNER_TTL_MS,
 } from "../../src/limits.js";
-import { RunnerPool } from "../../src/runner/runner-pool.js";
-import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
+import { RunnerPool } from "../../src/tasks/runner-pool.js";
+import type { TaskRunnerRpc } from "../../src/runner/index.js";
 import { fixtureEnv } from "../helpers.js";
 
 const namespace = () => fixtureEnv.TASK_RUNNER as unknown as DurableObjectNamespace;

@@ -1,11 +1,10 @@
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { isTaskIdShape } from "../ids.js";
-import type { TaskAccess } from "../runner/task-runner-rpc.js";
-import type { CallerContext } from "../runner/caller-context.js";
+import type { TaskAccess, TaskText } from "../runner/index.js";
+import type { CallerContext } from "./caller-context.js";
 import { MAX_STEP_RESULT_BYTES } from "../limits.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask } from "../wire/task-shapes.js";
-import type { TaskText } from "../runner/task-view.js";
 
 /**
  * `tasks/get` (with the step timeline when the request's `_meta` asks for it: STEPS_META), `tasks/update` and

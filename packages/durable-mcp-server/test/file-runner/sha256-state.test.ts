@@ -1,14 +1,14 @@
-// The upload's resumable SHA-256 (src/files/sha256-state.ts) against WebCrypto: any split of the bytes, a save and
+// The upload's resumable SHA-256 (src/file-runner/sha256-state.ts) against WebCrypto: any split of the bytes, a save and
 // a restore at any point, and the state a FileRunner saves with its offset across an eviction.
 import { evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { FileRunnerRpc } from "../../src/files/file-runner.js";
-import { FileStore } from "../../src/files/file-store.js";
-import { Sha256, SHA256_STATE_BYTES } from "../../src/files/sha256-state.js";
+import type { FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
+import { FileStore } from "../../src/file-runner/file-store.js";
+import { Sha256, SHA256_STATE_BYTES } from "../../src/file-runner/sha256-state.js";
 import { newFileHandle } from "../../src/ids.js";
 import { toHex } from "../../src/util/encoding.js";
 import { fixtureEnv } from "../helpers.js";
-import { createUpload, handleOf, head, MIB, ORIGIN, patch, randomBytes, sha256Hex } from "./helpers.js";
+import { createUpload, handleOf, head, MIB, ORIGIN, patch, randomBytes, sha256Hex } from "../files/helpers.js";
 
 function runnerOf(handle: string) {
   const namespace = fixtureEnv.FILE_RUNNER;

@@ -1,0 +1,40 @@
+// The door of the TaskRunner Durable Object's folder: everything the Worker-side layers above (tasks/, fallback/,
+// server/, routing/, testing/) may use of the objects. The RPC contract (task-runner-rpc.ts) is the wall: callers hold
+// a TaskRunnerRpc stub and the types it speaks; the classes, the store, the journal glue and the run loop stay inside.
+export type {
+  TaskAccess,
+  TaskListener,
+  TaskRunnerClass,
+  TaskRunnerOptions,
+  TaskRunnerRpc,
+  TooManyStreams,
+  UpdateOutcome,
+} from "./task-runner-rpc.js";
+export { defineTaskRunner } from "./task-runner.js";
+export {
+  defineTaskIndex,
+  taskIndexOf,
+  type IndexCursor,
+  type IndexEntry,
+  type IndexScope,
+  type TaskIndexClass,
+  type TaskIndexRpc,
+} from "./task-index.js";
+export { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "./task-definition.js";
+export { FINAL_STATUSES, type NewTask } from "./task-store.js";
+export type { TaskText } from "./task-view.js";
+export { tasksOf } from "./task-stream.js";
+export type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
+export { DEFAULT_WEBHOOK_SETTINGS, hasWebhookSecret, webhookSigner, type WebhookSettings } from "./webhook-urls.js";
+export { checkInputAnswer, exampleAnswer } from "./elicit-answer.js";
+export {
+  TESTING_SEAM,
+  type InjectedOutcome,
+  type TestingAnswer,
+  type TestingOp,
+  type TestingReply,
+} from "./testing-seam.js";
+export { catalogDatabase } from "./catalog-feed.js";
+export { readSessionKey } from "./session-key.js";
+export { eventPayloadProblem } from "./event-payload.js";
+export { SEAM_HOST, type SeamHost } from "./seam-host.js";
