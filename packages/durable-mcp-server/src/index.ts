@@ -11,7 +11,13 @@ export type {
 } from "./server/task-config.js";
 export { durableMcp } from "./routing/durable-mcp.js";
 export type { Authenticate, Caller } from "./routing/mcp-endpoint.js";
-export type { DurableMcp, WaitUntil, DurableMcpOptions, FilesOptions, WebhooksOptions } from "./routing/durable-mcp.js";
+export type {
+  DurableMcp,
+  WaitUntil,
+  DurableMcpOptions,
+  FilesOptions,
+  WebhooksOptions,
+} from "./routing/durable-mcp-options.js";
 export type { SendEventInput, SendEventOptions, SendEventResult } from "./tasks/send-event.js";
 export type { AuthenticateOperator, Operator, OperatorOptions } from "./operator/operator-access.js";
 export { EventRefusedError, EventTimeoutError } from "./errors/event-errors.js";

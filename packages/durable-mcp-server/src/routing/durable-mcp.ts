@@ -1,20 +1,12 @@
-import {
-  createMcpHandler,
-  type AuthInfo,
-  type CreateMcpHandlerOptions,
-  type Implementation,
-} from "@modelcontextprotocol/server";
-import { defineFileRunner, type FileRunnerClass } from "../file-runner/index.js";
+import { createMcpHandler, type AuthInfo, type Implementation } from "@modelcontextprotocol/server";
+import { defineFileRunner } from "../file-runner/index.js";
 import { routeFileRequest } from "../files/file-routes.js";
 import { FileService, type FilesSettings } from "../files/file-service.js";
 import { corsHeaders, withCors } from "../util/http.js";
-import { toMilliseconds, type Duration } from "../steps/duration.js";
-import type { TaskEventLevel } from "../task-events.js";
+import { toMilliseconds } from "../steps/duration.js";
 import {
   defineTaskRunner,
-  type TaskRunnerClass,
   defineTaskIndex,
-  type TaskIndexClass,
   catalogDatabase,
   DEFAULT_WEBHOOK_SETTINGS,
   readSessionKey,
@@ -26,230 +18,12 @@ import { hostPolicy, hostRefusal, type HostPolicy } from "./request-guards.js";
 import { RunnerClient } from "../tasks/runner-client.js";
 import { RunnerPool } from "../tasks/runner-pool.js";
 import { Signer } from "./wire-2025/signing.js";
-import {
-  sendTaskEvent,
-  type SendEventInput,
-  type SendEventOptions,
-  type SendEventResult,
-} from "../tasks/send-event.js";
+import { sendTaskEvent, type SendEventInput, type SendEventOptions } from "../tasks/send-event.js";
 import { routeWebhookRequest } from "./webhook-routes.js";
 import { answerMcpRequest, type Authenticate, type McpEndpoint, type RequestBinding } from "./mcp-endpoint.js";
-import { bearsOperatorToken, resolveOperator, type OperatorOptions } from "../operator/operator-access.js";
+import { bearsOperatorToken, resolveOperator } from "../operator/operator-access.js";
 import { serveOperator } from "../operator/operator-api.js";
-
-/**
- * The second argument of `durableMcp`: where MCP is served, who may call, and the optional parts (files,
- * webhooks, the task index).
- * @example
- * ```ts
- * import { durableMcp, McpServer, type DurableMcpOptions } from "durable-mcp-server";
- *
- * interface Env {
- *   TASK_RUNNER: DurableObjectNamespace;
- * }
- *
- * const options: DurableMcpOptions<Env> = {
- *   path: "/mcp",
- *   allowedHosts: ["reports.example.workers.dev"],
- *   authenticate: (request) => ({ principal: request.headers.get("X-User") ?? "anonymous" }),
- *   events: "task",
- * };
- * const mcp = durableMcp((_env: Env) => new McpServer({ name: "reports", version: "1.0.0" }), options);
- * ```
- */
-export interface DurableMcpOptions<Env> {
-  /** Name of the TaskRunner Durable Object binding in wrangler.jsonc. Default "TASK_RUNNER". */
-  binding?: string;
-  /** Path the default `fetch` serves MCP on. Default "/mcp". */
-  path?: string;
-  /** Without it every caller is the principal "anonymous": use only for servers that need no auth. */
-  authenticate?: Authenticate<Env>;
-  /**
-   * Hostnames (no port) this server may be reached at, besides loopback (localhost, 127.0.0.1, [::1]): a request
-   * with any other Host header is refused 403 (DNS-rebinding protection). Without `authenticate` only loopback
-   * is allowed by default, so a deployed Worker without `authenticate` must list its hostnames here. With
-   * `authenticate`, Hosts are checked only when this is given.
-   */
-  allowedHosts?: string[];
-  /**
-   * Hostnames (no scheme, no port) of browser origins allowed to call, besides loopback and `allowedHosts`: a
-   * request whose Origin header names any other is refused 403. A request without Origin always passes. Without
-   * `authenticate` this is checked by default; with it, only when this or `allowedHosts` is given.
-   */
-  allowedOrigins?: string[];
-  /** Passed to the SDK's `createMcpHandler`; its `maxRequestBodySize` bounds every path's JSON body. */
-  handler?: CreateMcpHandlerOptions;
-  /** A TaskRunner run hands off to a fresh alarm after this long (default 10 minutes). */
-  alarmBudgetMs?: number;
-  /** Finished tasks stay readable this long past their TTL before they are purged (default 60 s). */
-  purgeGraceMs?: number;
-  /**
-   * Which task events are logged as JSON lines: "problems" (default: warnings, errors, tasks that failed), "task"
-   * (plus each task's lifecycle), "all" (plus every step), "none".
-   */
-  events?: TaskEventLevel;
-  /**
-   * Answer well-formed `tasks/get|update|cancel`, and a plain `tools/call` of a task tool (the create), straight from
-   * the TaskRunner, skipping the SDK's per-request server (default true). Anything not on that happy path goes
-   * through the SDK either way.
-   */
-  taskFastPath?: boolean;
-  /**
-   * Files by handle: the FileRunner class, the tus upload and download endpoints under `files.path`, and the file
-   * tools for the model. Needs a FileRunner Durable Object binding, an R2 bucket and a signing secret.
-   */
-  files?: FilesOptions | boolean;
-  /**
-   * Secret binding (≥ 32 characters) that signs 2025-11-25 session ids, question ids and `tasks/list` cursors.
-   * Default "MCP_SESSION_SECRET"; without it, a key the deployment generates once and keeps in its TaskRunner
-   * namespace (one object, SESSION_KEY_OBJECT) signs them, the same on every instance (docs/deploy.md, rotation).
-   */
-  sessionSecret?: string;
-  /**
-   * TaskIndex Durable Object binding behind the 2025-11-25 `tasks/list`. Default "TASK_INDEX"; when the env has no
-   * such binding (or `false`), tasks are not indexed and `tasks/list` is neither advertised nor served.
-   */
-  index?: string | false;
-  /**
-   * Which tasks the 2025-11-25 `tasks/list` shows (with the `index` binding). "principal": every task of the caller's
-   * principal (the default with `authenticate`; refused without it, where every caller is the one principal
-   * "anonymous" and a list would hand anyone every task id). "session": only the tasks created in the same 2025
-   * session (an opt-in for servers without `authenticate`: whoever holds the session id sees them). "off": neither
-   * advertised nor served, nothing indexed (the default without `authenticate`).
-   */
-  taskList?: "principal" | "session" | "off";
-  /** Webhook URLs of `step.webhookUrl`: where they are served and which secret signs them. */
-  webhooks?: WebhooksOptions;
-  /**
-   * The task catalog's D1 binding (design/operations.md): every TaskRunner writes its task's row there after each
-   * change, off the request's path. Default "TASK_CATALOG"; without such a binding (or `false`) nothing is written
-   * and the operator API says the catalog is off.
-   */
-  catalog?: string | false;
-  /**
-   * The operator API (docs/operations.md) under `operator.path` (default "/operator"), authenticated apart from MCP
-   * callers by `authenticate` or a `token` secret binding. Left out, it is served on loopback Hosts only (wrangler
-   * dev); `false` turns it off everywhere.
-   */
-  operator?: OperatorOptions<Env> | false;
-}
-
-/**
- * `durableMcp(…, { webhooks })`: where the signed URLs of `step.webhookUrl` are served.
- * @example
- * ```ts
- * import type { WebhooksOptions } from "durable-mcp-server";
- *
- * const webhooks: WebhooksOptions = { path: "/hooks", publicUrl: "https://reports.example.com" };
- * ```
- */
-export interface WebhooksOptions {
-  /**
-   * Env binding of the secret (≥ 32 characters) that signs webhook URLs. Default "WEBHOOK_URL_SECRET"; naming the
-   * files secret ("FILE_URL_SECRET") shares it safely (the two sign different messages).
-   */
-  secret?: string;
-  /** Where `fetch` serves them (mount `serveWebhooks` there by hand). Default "/webhooks". */
-  path?: string;
-  /** Origin for the URLs handed out (behind a proxy); default the origin the task was created at. */
-  publicUrl?: string;
-}
-
-/**
- * `durableMcp(…, { files })`: files by handle, stored in R2 (docs/files.md).
- * @example
- * ```ts
- * import type { FilesOptions } from "durable-mcp-server";
- *
- * const files: FilesOptions = { bucket: "FILES", maxSize: 100 * 1024 * 1024, ttl: "1 day" };
- * ```
- */
-export interface FilesOptions {
-  /** FileRunner Durable Object binding. Default "FILE_RUNNER". */
-  binding?: string;
-  /** R2 bucket binding. Default "FILES". */
-  bucket?: string;
-  /** Secret (≥ 32 characters) that signs file URLs. Default "FILE_URL_SECRET". */
-  secret?: string;
-  /** Where the endpoints are mounted. Default "/files". */
-  path?: string;
-  /** Largest file accepted, in bytes. Default 4 GiB. */
-  maxSize?: number;
-  /** How long an upload, and then its file, is kept. Default 24 hours. */
-  ttl?: Duration;
-  /** How long a signed download URL works. Default 15 minutes. (An upload URL works as long as its upload.) */
-  urlTtl?: Duration;
-  /** Origin for the URLs handed out (behind a proxy); default the request's. */
-  publicUrl?: string;
-  /** Register the file tools (`file_upload_url`, …). Default true. */
-  tools?: boolean;
-}
-
-/** What `durableMcp` returns: the Durable Object classes to export and the request handlers. */
-/**
- * What `serve`/`fetch` use of the Worker's execution context: only `waitUntil` (to prepare TaskRunners after a reply),
- * so a framework's own context type (Hono's `c.executionCtx`) fits as well as the platform's `ExecutionContext`.
- * @example
- * ```ts
- * import type { WaitUntil } from "durable-mcp-server";
- *
- * const ctx: WaitUntil = { waitUntil: (promise) => void promise.catch(() => {}) };
- * ```
- */
-export type WaitUntil = Pick<ExecutionContext, "waitUntil">;
-
-/**
- * What `durableMcp` returns: the Durable Object classes to export from the Worker, and the ways to serve requests
- * and send events.
- * @example
- * ```ts
- * import { durableMcp, McpServer, type DurableMcp } from "durable-mcp-server";
- *
- * interface Env {
- *   TASK_RUNNER: DurableObjectNamespace;
- * }
- *
- * const mcp: DurableMcp<Env> = durableMcp((_env: Env) => new McpServer({ name: "reports", version: "1.0.0" }));
- *
- * export const TaskRunner = mcp.TaskRunner;
- * export default {
- *   async fetch(request, env, ctx) {
- *     if (new URL(request.url).pathname === "/health") return new Response("ok");
- *     return mcp.fetch(request, env, ctx);
- *   },
- * } satisfies ExportedHandler<Env>;
- * ```
- */
-export interface DurableMcp<Env> {
-  /** The TaskRunner Durable Object class: export it from the Worker under the `class_name` of its binding. */
-  TaskRunner: TaskRunnerClass<Env>;
-  /** The FileRunner Durable Object class (files by handle); export it when `files` is on. */
-  FileRunner: FileRunnerClass<Env>;
-  /** The per-principal TaskIndex Durable Object class (2025-11-25 `tasks/list`); export it under its binding. */
-  TaskIndex: TaskIndexClass<Env>;
-  /**
-   * Serves MCP at `path` and, with `files`, the file endpoints under `files.path`; 404 elsewhere. Given the Worker's
-   * `ctx`, task creates use pre-created TaskRunners, refilled after each reply (`ctx.waitUntil`).
-   */
-  fetch(request: Request, env: Env, ctx?: WaitUntil): Promise<Response>;
-  /** Serves one MCP request at whatever path it arrived on (for mounting inside another router); `ctx` as for fetch. */
-  serve(request: Request, env: Env, ctx?: WaitUntil): Promise<Response>;
-  /** Serves the file endpoints (tus uploads, downloads); mount under `files.path`. */
-  serveFiles(request: Request, env: Env): Promise<Response>;
-  /** Serves webhook POSTs (`step.webhookUrl`); mount under `webhooks.path`. */
-  serveWebhooks(request: Request, env: Env): Promise<Response>;
-  /** Serves the operator API; mount under `operator.path`. `ctx` lets bulk actions run on after the reply. */
-  serveOperator(request: Request, env: Env, ctx?: WaitUntil): Promise<Response>;
-  /**
-   * Sends an event to a task from the Worker's own code (no MCP credentials are checked). `options` says whose task
-   * it may reach: `{ principal }` (another's is refused as unknown) or `{ trustedSender: true }` (any task by id).
-   * The oldest `step.waitForEvent` of its type takes it, or the task keeps it for a later one. Throws
-   * EventRefusedError (unknown or foreign task; finished task; full buffer; payload too large; invalid event).
-   */
-  sendEvent(env: Env, taskId: string, event: SendEventInput, options: SendEventOptions): Promise<SendEventResult>;
-  /** The SDK's handler underneath, as `createMcpHandler` returned it. */
-  handler: ReturnType<typeof createMcpHandler>;
-}
+import type { DurableMcp, DurableMcpOptions, FilesOptions, WaitUntil, WebhooksOptions } from "./durable-mcp-options.js";
 
 /**
  * Wires an author's server factory to Workers: the TaskRunner Durable Object class to export, a `fetch` that

@@ -91,7 +91,10 @@ export async function answerMcpRequest<Env>(
     if (forbidden) return jsonRpcErrorResponse(null, forbidden, 403);
     // An operator's credential is never an MCP caller's.
     if (endpoint.bearsOperatorToken(request, env)) {
-      const refused = new ProtocolError(ProtocolErrorCode.InvalidRequest, "Unauthorized: an operator token is not accepted here");
+      const refused = new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        "Unauthorized: an operator token is not accepted here",
+      );
       return jsonRpcErrorResponse(null, refused, 401);
     }
     const caller = endpoint.authenticate ? await endpoint.authenticate(request, env) : { principal: "anonymous" };

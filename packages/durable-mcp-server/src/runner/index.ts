@@ -27,14 +27,9 @@ export { tasksOf } from "./task-stream.js";
 export type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
 export { DEFAULT_WEBHOOK_SETTINGS, hasWebhookSecret, webhookSigner, type WebhookSettings } from "./webhook-urls.js";
 export { checkInputAnswer, exampleAnswer } from "./elicit-answer.js";
-export {
-  TESTING_SEAM,
-  type InjectedOutcome,
-  type TestingAnswer,
-  type TestingOp,
-  type TestingReply,
-} from "./testing-seam.js";
+// The seam's types only (erased at build): its code is reached by testing/ alone, through runner/testing-seam.ts.
+export type { InjectedOutcome, TestingAnswer, TestingOp, TestingReply } from "./testing-seam.js";
 export { catalogDatabase } from "./catalog-feed.js";
 export { readSessionKey } from "./session-key.js";
 export { eventPayloadProblem } from "./event-payload.js";
-export { SEAM_HOST, type SeamHost } from "./seam-host.js";
+export { SEAM_HOST, TESTING_SEAM, type SeamHost } from "./seam-host.js";

@@ -10,13 +10,11 @@ import {
   type ClientCapabilities,
   type Implementation,
   type ServerContext,
-  type StandardSchemaV1,
   type StandardSchemaWithJSON,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
-import { toolErrorResult } from "../errors/envelope.js";
 import { taskIdForKey } from "../ids.js";
-import { MAX_INLINE_MS, MAX_LISTED_ISSUES } from "../limits.js";
+import { MAX_INLINE_MS } from "../limits.js";
 import { installedRequestHandler, registeredTool } from "./sdk-internals.js";
 import { cancelTask, getTask, updateTask } from "../tasks/task-methods.js";
 import { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "../runner/index.js";
@@ -35,6 +33,7 @@ import {
   type TaskConfig,
   type TaskHandler,
 } from "./task-config.js";
+import { invalidArgumentsResult, validateSync } from "./tool-arguments.js";
 
 type InferOutput<S extends StandardSchemaWithJSON> = StandardSchemaWithJSON.InferOutput<S>;
 
@@ -376,47 +375,4 @@ function taskOnly(task: DetailedTask): Record<string, unknown> {
 function originOf(ctx: ServerContext): string | null {
   const url = ctx.http?.req?.url;
   return url ? new URL(url).origin : null;
-}
-
-type SchemaIssue = StandardSchemaV1.Issue;
-
-function validateSync(
-  schema: StandardSchemaWithJSON,
-  args: unknown,
-): { ok: true; value: unknown } | { ok: false; issues: readonly SchemaIssue[] } {
-  const result = schema["~standard"].validate(args);
-  if (result instanceof Promise) {
-    return { ok: false, issues: [{ message: "asynchronous input schemas are not supported for tasks" }] };
-  }
-  return result.issues ? { ok: false, issues: result.issues } : { ok: true, value: result.value };
-}
-
-/**
- * The one envelope for arguments that fail a tool's input schema (docs/errors.md, `invalid_arguments`): `param` is
- * the first failing path, `details.issues` lists the issues briefly.
- */
-export function invalidArgumentsResult(tool: string, issues: readonly SchemaIssue[]): CallToolResult {
-  const listed = issues.slice(0, MAX_LISTED_ISSUES).map((issue) => {
-    const path = (issue.path ?? [])
-      .map((part: PropertyKey | StandardSchemaV1.PathSegment) => String(typeof part === "object" ? part.key : part))
-      .join(".");
-    const code = (issue as { code?: unknown }).code;
-    return { path, message: issue.message, ...(typeof code === "string" ? { code } : {}) };
-  });
-  const param = listed[0]?.path || undefined;
-  const summary = listed.map((issue) => `${issue.path || "(root)"}: ${issue.message}`).join("; ");
-  return toolErrorResult({
-    code: "invalid_arguments",
-    message: `Input validation error: ${summary}`,
-    retryable: false,
-    recoveryHint: param
-      ? `Fix the argument "${param}" (every problem is listed in details.issues) and call ${tool} again.`
-      : `Pass ${tool} an arguments object that matches its input schema, then call it again.`,
-    ...(param ? { param } : {}),
-    details: {
-      tool,
-      issues: listed,
-      ...(issues.length > listed.length ? { more: issues.length - listed.length } : {}),
-    },
-  });
 }

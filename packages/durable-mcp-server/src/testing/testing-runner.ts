@@ -1,7 +1,7 @@
 // The TaskRunner with the test-only seam: what a test config exports under the runner's class name, so that the kit
 // can make sleeps due and mock step outcomes (docs/testing.md). A deployed Worker exports the runner itself, so its
 // bundle has none of the seam's code, and no variable can turn the seam on there.
-import { SEAM_HOST, TESTING_SEAM, type SeamHost } from "../runner/seam-host.js";
+import { SEAM_HOST, TESTING_SEAM, type SeamHost } from "../runner/index.js";
 import { runTestingOp, type TestingAnswer, type TestingOp } from "../runner/testing-seam.js";
 
 // oxlint-disable-next-line no-explicit-any -- a mixin's base must take any[] (TypeScript's rule for class mixins)

@@ -1,6 +1,6 @@
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { isTaskIdShape } from "../../ids.js";
-import type { IndexCursor, IndexScope } from "../../runner/task-index.js";
+import type { IndexCursor, IndexScope } from "../../runner/index.js";
 import { decodeJson, encodeJson, type Signer } from "./signing.js";
 
 const PREFIX = "dmcp-c1";

@@ -7,10 +7,11 @@ import {
   type ClientCapabilities,
 } from "@modelcontextprotocol/server";
 import { isTaskIdShape, taskIdForKey } from "../../ids.js";
-import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_STEP_RESULT_BYTES } from "../../limits.js";
+import { MAX_STEP_RESULT_BYTES } from "../../limits.js";
 import type { RunnerClient } from "../../tasks/runner-client.js";
 import { type IndexScope, FINAL_STATUSES, type NewTask } from "../../runner/index.js";
-import { invalidArgumentsResult, legacyTaskTool, type McpServer } from "../../server/mcp-server.js";
+import { legacyTaskTool, type McpServer } from "../../server/mcp-server.js";
+import { invalidArgumentsResult } from "../../server/tool-arguments.js";
 import { cancelTask, getTask } from "../../tasks/task-methods.js";
 import type { CallerContext } from "../../tasks/caller-context.js";
 import { mapBounded } from "../bounded.js";
