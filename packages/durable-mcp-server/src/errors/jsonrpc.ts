@@ -22,6 +22,14 @@ export function jsonRpcErrorMessage(id: string | number, error: ProtocolError): 
 }
 
 /**
+ * The error response to the request `id` around an error object already in its wire shape (a failed task's stored
+ * error), sent as stored: neither rebuilt nor reordered.
+ */
+export function jsonRpcStoredErrorMessage(id: string | number, error: JsonRpcErrorObject): JSONRPCErrorResponse {
+  return { jsonrpc: JSONRPC_VERSION, id, error };
+}
+
+/**
  * A JSON-RPC error answered over HTTP with `status` (200 for the error of a request that was understood). `id` is
  * null when the request's could not be read, as JSON-RPC 2.0 requires (the SDK's type has no null, hence the
  * body is built here rather than from `jsonRpcErrorMessage`).
@@ -51,6 +59,15 @@ export function jsonRpcResultTextResponse(id: string | number, resultText: strin
   return new Response(`{"jsonrpc":"${JSONRPC_VERSION}","id":${JSON.stringify(id)},"result":${resultText}}`, {
     headers: { "content-type": "application/json" },
   });
+}
+
+/** A request message to the other side (a server→client request, say), answered under `id`. */
+export function jsonRpcRequest<P>(
+  id: string | number,
+  method: string,
+  params: P,
+): { jsonrpc: "2.0"; id: string | number; method: string; params: P } {
+  return { jsonrpc: JSONRPC_VERSION, id, method, params };
 }
 
 /** A notification message (no id, no answer). */

@@ -4,7 +4,13 @@ import { ProtocolError, ProtocolErrorCode, UnsupportedProtocolVersionError } fro
 import { describe, expect, it } from "vitest";
 import { OwnErrorCode } from "../../src/errors/codes.js";
 import { ReplayDivergenceError } from "../../src/errors/errors.js";
-import { jsonRpcErrorMessage, jsonRpcErrorResponse, toJsonRpcError } from "../../src/errors/jsonrpc.js";
+import {
+  jsonRpcErrorMessage,
+  jsonRpcErrorResponse,
+  jsonRpcRequest,
+  jsonRpcStoredErrorMessage,
+  toJsonRpcError,
+} from "../../src/errors/jsonrpc.js";
 import { TaskProtocolError } from "../../src/index.js";
 
 describe("TaskProtocolError", () => {
@@ -88,6 +94,21 @@ describe("errors/jsonrpc", () => {
       id: "a",
       error: { code: -32020, message: "Missing header", data: { h: 1 } },
     });
+  });
+
+  it("jsonRpcStoredErrorMessage: a stored error object sent as stored, members in their order", () => {
+    const stored = { message: "boom", code: -32000, data: { reason: "backend" } };
+    const message = jsonRpcStoredErrorMessage("r1", stored);
+    expect(message.error).toBe(stored);
+    expect(JSON.stringify(message)).toBe(
+      '{"jsonrpc":"2.0","id":"r1","error":{"message":"boom","code":-32000,"data":{"reason":"backend"}}}',
+    );
+  });
+
+  it("jsonRpcRequest: jsonrpc, id, method, params in that order", () => {
+    expect(JSON.stringify(jsonRpcRequest("q1", "elicitation/create", { message: "Proceed?" }))).toBe(
+      '{"jsonrpc":"2.0","id":"q1","method":"elicitation/create","params":{"message":"Proceed?"}}',
+    );
   });
 
   it("our own codes are only those the SDK lacks", () => {

@@ -176,6 +176,10 @@ describe("2025-11-25 questions on tasks/result", () => {
     expect((await foreign.json()) as object).toMatchObject({ error: { code: -32602 } });
     const tampered = await SELF.fetch(legacyRequest({ ...answer, id: `${question.id.slice(0, -2)}AA` }));
     expect(tampered.status).toBe(400);
+    // The refusal's bytes, member order included, as the wire has always sent them.
+    expect(await tampered.text()).toBe(
+      '{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Invalid params: no such question was asked"}}',
+    );
     expect((await until(task.taskId, () => true)).status).toBe("input_required");
 
     const accepted = await SELF.fetch(legacyRequest(answer, { session }));

@@ -266,13 +266,10 @@ async function answerQuestion(message: Message, id: string, ctx: LegacyWireConte
 }
 
 function refuseAnswer(reason: string): Response {
-  return Response.json(
-    {
-      jsonrpc: "2.0",
-      id: null,
-      error: { code: ProtocolErrorCode.InvalidParams, message: `Invalid params: ${reason}` },
-    },
-    { status: 400 },
+  return jsonRpcErrorResponse(
+    null,
+    new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: ${reason}`),
+    400,
   );
 }
 

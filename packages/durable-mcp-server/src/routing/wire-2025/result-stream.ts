@@ -1,4 +1,10 @@
-import { jsonRpcErrorMessage, jsonRpcNotification, jsonRpcResultMessage } from "../../errors/jsonrpc.js";
+import {
+  jsonRpcErrorMessage,
+  jsonRpcNotification,
+  jsonRpcRequest,
+  jsonRpcResultMessage,
+  jsonRpcStoredErrorMessage,
+} from "../../errors/jsonrpc.js";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { isTaskIdShape } from "../../ids.js";
 import type { RunnerClient } from "../../tasks/runner-client.js";
@@ -84,12 +90,12 @@ export async function resultStream(
             asked.add(key);
             const requestId = await questionId(ctx.signer, ctx.principal, { taskId, key, method: question.method });
             const params = question.params ?? {};
-            send({
-              jsonrpc: "2.0",
-              id: requestId,
-              method: question.method,
-              params: { ...params, _meta: { ...(params._meta as object | undefined), ...related } },
-            });
+            send(
+              jsonRpcRequest(requestId, question.method, {
+                ...params,
+                _meta: { ...(params._meta as object | undefined), ...related },
+              }),
+            );
           }
           if (FINAL_STATUSES.has(task.status)) {
             send(finalAnswer(id, task, related));
@@ -97,18 +103,10 @@ export async function resultStream(
           }
         }
         // The runner's stream ended before the task was final (the object was reset): the client may ask again.
-        send({
-          jsonrpc: "2.0",
-          id,
-          error: { code: ProtocolErrorCode.InternalError, message: "Task stream interrupted; call tasks/result again" },
-        });
+        send(interrupted(id));
       } catch (error) {
         console.warn("tasks/result stream interrupted", { taskId, error: String(error) });
-        send({
-          jsonrpc: "2.0",
-          id,
-          error: { code: ProtocolErrorCode.InternalError, message: "Task stream interrupted; call tasks/result again" },
-        });
+        send(interrupted(id));
       } finally {
         if (open) controller.close();
         stop();
@@ -128,12 +126,20 @@ function finalAnswer(id: string | number, task: DetailedTask, related: Record<st
     const { resultType: _resultType, ...result } = task.result;
     return jsonRpcResultMessage(id, { ...result, _meta: { ...(result._meta as object | undefined), ...related } });
   }
-  if (task.status === "failed" && task.error) return { jsonrpc: "2.0", id, error: task.error };
+  if (task.status === "failed" && task.error) return jsonRpcStoredErrorMessage(id, task.error);
   return jsonRpcErrorMessage(
     id,
     new ProtocolError(ProtocolErrorCode.InternalError, `Task ${task.status}`, {
       taskId: task.taskId,
       status: task.status,
     }),
+  );
+}
+
+/** The answer when the runner's stream broke off before the task was final: the client may ask again. */
+function interrupted(id: string | number) {
+  return jsonRpcErrorMessage(
+    id,
+    new ProtocolError(ProtocolErrorCode.InternalError, "Task stream interrupted; call tasks/result again"),
   );
 }
