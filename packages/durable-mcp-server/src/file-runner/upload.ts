@@ -3,11 +3,10 @@ import { toHex } from "../util/encoding.js";
 import type { FileAccess } from "./file-access.js";
 import type { FileStore } from "./file-store.js";
 import type { ChunkChecksum, WriteCoordinator, WriteEnding, WriteLease, WriteOutcome } from "./file-runner-rpc.js";
+import { PartWriter } from "./part-writer.js";
 import { Sha256 } from "./sha256-state.js";
 
 const MIB = 1024 * 1024;
-/** Received bytes are kept in SQLite rows of at most this size (a value may be at most 2 MB). */
-const PENDING_ROW_BYTES = MIB;
 
 /** The part size for an upload of `length` bytes: the smallest whole MiB ≥ 5 MiB that fits in 10,000 parts. */
 export function partSizeFor(length: number): number {
@@ -21,9 +20,6 @@ export interface UploadTarget {
   bucket: R2Bucket;
   key: string;
 }
-
-/** How often a writer that commits nothing (a slow client filling a part) renews its lease. */
-const RENEW_MS = 10_000;
 
 /**
  * Receives one PATCH (or `file_upload_write`) body at `offset`, where it runs (the Worker for a PATCH: the bytes go
@@ -72,121 +68,13 @@ async function stream(
   checksum: ChunkChecksum | null,
 ): Promise<WriteEnding> {
   const { file } = lease;
-  const partSize = file.partSize;
   const hash = lease.hashState ? Sha256.restore(lease.hashState) : file.offset === 0 ? new Sha256() : null;
   const chunkDigest = checksum ? new crypto.DigestStream(checksum.algorithm) : null;
   const chunkWriter = chunkDigest?.getWriter();
-  let partNumber = lease.partCount + 1;
-  /** Where the part being filled starts in the file. */
-  let partStart = (partNumber - 1) * partSize;
-  /** A part that ends at or past the file's end is the last: it waits for the body's end (see below). */
-  const isLast = (start: number) => start + partSize >= file.size;
-  /**
-   * The part being filled, allocated at its full length and filled in place: each byte is copied once, from the
-   * read into here, and the part goes to R2 as it is. It starts with the bytes committed before this body (pending
-   * rows: already counted in the offset and hashed).
-   */
-  let part = new Uint8Array(Math.min(partSize, file.size - partStart));
-  let filled = 0;
-  for (const row of lease.pending) {
-    part.set(row, filled);
-    filled += row.byteLength;
-  }
-  if (partStart + filled !== file.offset) {
-    throw new Error(`upload ${file.handle}: its pending bytes do not reach its offset ${file.offset}`);
-  }
-  /** Bytes at the start of `part` already kept as pending rows: only those after them are committed again. */
-  let keptInPart = filled;
-  let position = file.offset;
-  /** Where the committed offset stands. */
-  let kept = file.offset;
-  const newParts: R2UploadedPart[] = [];
-  const upload = file.uploadId ? bucket.resumeMultipartUpload(key, file.uploadId) : null;
-  let ending: "done" | "interrupted" | "too_long" = "done";
-  let touched = Date.now();
-  let lost = false;
-  /**
-   * The last part on its way to R2 and then to the FileRunner's record: each part's commit waits for the one before
-   * it, so commits stay in part order and awaiting this awaits them all.
-   */
-  let inflight: Promise<void> = Promise.resolve();
-  /** The parts uploading now (their commits, oldest first): at most PARTS_IN_FLIGHT, and one more filling. */
-  const uploading: Promise<void>[] = [];
-
-  const commit = async (parts: R2UploadedPart[], pending: Uint8Array[], to: number, state: Uint8Array | null) => {
-    const ok = await coordinator.commitWrite(lease.id, { from: kept, offset: to, parts, pending, hashState: state });
-    if (!ok) lost = true;
-    kept = to;
-    touched = Date.now();
-  };
-  /** Sends the full part (hashed as it filled) on its way once a slot is free, and starts the next. */
-  const sendPart = async (): Promise<void> => {
-    if (!upload) throw new Error(`upload ${file.handle} has no multipart upload for part ${partNumber}`);
-    const bytes = part;
-    const number = partNumber++;
-    const to = partStart + bytes.byteLength;
-    const state = hash?.save() ?? null;
-    while (uploading.length >= PARTS_IN_FLIGHT) await uploading.shift();
-    partStart = to;
-    part = new Uint8Array(Math.max(0, Math.min(partSize, file.size - partStart)));
-    filled = 0;
-    keptInPart = 0;
-    if (lost) return;
-    const uploaded = upload.uploadPart(number, bytes);
-    const before = inflight;
-    inflight = (async () => {
-      const done = await uploaded;
-      await before;
-      if (lost) return;
-      if (checksum) newParts.push(done);
-      else await commit([done], [], to, state);
-    })();
-    // Awaited when a slot is needed or at the end; until then a failure must not count as unhandled.
-    inflight.catch(() => {});
-    uploaded.catch(() => {});
-    uploading.push(inflight);
-  };
-
-  const reader = bodyReader(body);
-  for (;;) {
-    let chunk: Uint8Array | null;
-    try {
-      chunk = await reader.read();
-    } catch {
-      ending = "interrupted";
-      break;
-    }
-    if (!chunk) break;
-    // A chunk that does not fit is refused whole, as it is when its Content-Length says so up front.
-    if (position + chunk.byteLength > file.size) {
-      ending = "too_long";
-      await reader.cancel();
-      break;
-    }
-    // The reader reuses its buffer: the chunk digest gets its own copy (only with a tus Upload-Checksum).
-    await chunkWriter?.write(chunk.slice());
-    for (let at = 0; at < chunk.byteLength;) {
-      const piece = chunk.subarray(at, at + Math.min(part.byteLength - filled, chunk.byteLength - at));
-      hash?.update(piece);
-      part.set(piece, filled);
-      filled += piece.byteLength;
-      position += piece.byteLength;
-      at += piece.byteLength;
-      // The part holding the file's last byte waits for the body's end: only then is it known that no byte past
-      // the length follows, and the offset never reaches the length from a body that is still going.
-      if (filled === part.byteLength && !isLast(partStart)) await sendPart();
-    }
-    if (!lost && Date.now() - touched > RENEW_MS) {
-      touched = Date.now();
-      if (!(await coordinator.renewWrite(lease.id))) lost = true;
-    }
-    if (lost) {
-      await reader.cancel();
-      break;
-    }
-  }
-  await inflight;
-  if (lost) return "lost";
+  const parts = new PartWriter(coordinator, bucket, key, lease, hash, checksum !== null);
+  const ending = await readBody(bodyReader(body), parts, chunkWriter);
+  await parts.inflight;
+  if (parts.lost) return "lost";
 
   if (ending === "too_long") {
     // The chunk's digest is never read now, and aborting its writer rejects it: handled here, not left unhandled.
@@ -200,28 +88,42 @@ async function stream(
     if (ending !== "done") return ending;
     if (!equalBytes(sent, checksum.digest)) return "checksum_mismatch";
   }
-  // The body ended with the file's last byte: the last part goes up from here too, not through the FileRunner.
-  if (ending === "done" && position === file.size && upload && filled > 0) {
-    await sendPart();
-    await inflight;
-    if (checksum && !lost) await commit(newParts, [], position, hash?.save() ?? null);
-    return lost ? "lost" : "done";
-  }
-  const fresh = part.subarray(keptInPart, filled);
-  if (fresh.byteLength === 0 && newParts.length === 0) return ending;
-  const rows: Uint8Array[] = [];
-  for (let at = 0; at < fresh.byteLength; at += PENDING_ROW_BYTES)
-    rows.push(fresh.subarray(at, at + PENDING_ROW_BYTES));
-  await commit(newParts, rows, position, hash?.save() ?? null);
-  return lost ? "lost" : ending;
+  return ending === "done" && parts.reachedEnd() ? parts.sendLast() : parts.keepRest(ending);
 }
 
 /**
- * Parts a writer uploads to R2 at once while the next one fills: a writer holds at most PARTS_IN_FLIGHT + 1 parts
- * and its read buffer (16 MiB with 5 MiB parts; docs/limits.md). One was enough to keep R2 busy, but the body then
- * stalled whenever a part filled before the one before it was stored (docs/performance.md, "Files, round 3").
+ * Reads the body into `parts` until it ends, breaks off or runs past the file's length (or the lease is lost), and
+ * says how it ended. The chunk digest, when there is one, is fed every chunk that fits.
  */
-const PARTS_IN_FLIGHT = 2;
+async function readBody(
+  reader: BodyReader,
+  parts: PartWriter,
+  chunkWriter: WritableStreamDefaultWriter<Uint8Array> | undefined,
+): Promise<"done" | "interrupted" | "too_long"> {
+  for (;;) {
+    let chunk: Uint8Array | null;
+    try {
+      chunk = await reader.read();
+    } catch {
+      return "interrupted";
+    }
+    if (!chunk) return "done";
+    // A chunk that does not fit is refused whole, as it is when its Content-Length says so up front.
+    if (parts.position + chunk.byteLength > parts.size) {
+      await reader.cancel();
+      return "too_long";
+    }
+    // The reader reuses its buffer: the chunk digest gets its own copy (only with a tus Upload-Checksum).
+    await chunkWriter?.write(chunk.slice());
+    await parts.write(chunk);
+    await parts.renewIfIdle();
+    if (parts.lost) {
+      // The caller sees `lost` and answers with it.
+      await reader.cancel();
+      return "done";
+    }
+  }
+}
 
 /** The most one read of a body takes at once. */
 const READ_BYTES = MIB;
