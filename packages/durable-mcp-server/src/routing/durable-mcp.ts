@@ -21,7 +21,7 @@ import { Signer } from "./wire-2025/signing.js";
 import { sendTaskEvent, type SendEventInput, type SendEventOptions } from "../tasks/send-event.js";
 import { routeWebhookRequest } from "./webhook-routes.js";
 import { answerMcpRequest, type Authenticate, type McpEndpoint, type RequestBinding } from "./mcp-endpoint.js";
-import { bearsOperatorToken, resolveOperator } from "../operator/operator-access.js";
+import { bearsOperatorToken, resolveOperator, type OperatorSettings } from "../operator/operator-access.js";
 import { serveOperator } from "../operator/operator-api.js";
 import type { DurableMcp, DurableMcpOptions, FilesOptions, WaitUntil, WebhooksOptions } from "./durable-mcp-options.js";
 
@@ -54,24 +54,10 @@ export function durableMcp<Env>(
   createServer: (env: Env) => McpServer,
   options: DurableMcpOptions<Env> = {},
 ): DurableMcp<Env> {
-  const bindingName = options.binding ?? "TASK_RUNNER";
-  const path = options.path ?? "/mcp";
-  const files = resolveFiles(options.files);
-  const webhooks = resolveWebhooks(options.webhooks);
+  const settings = resolveSettings(options);
+  const { bindingName, files, webhooks, taskList, indexBinding, catalogBinding, operator } = settings;
   const FileRunner = defineFileRunner<Env>({ bucket: files?.bucketBinding ?? "FILES" });
   const TaskIndex = defineTaskIndex<Env>();
-  const taskList = options.taskList ?? (options.authenticate ? "principal" : "off");
-  if (taskList === "principal" && !options.authenticate) {
-    throw new Error(
-      'durableMcp: taskList "principal" needs authenticate: without it every caller is one principal, and the list ' +
-        'would show anyone every task. Use taskList "session" (docs/api.md)',
-    );
-  }
-  const indexBinding = options.index === false || taskList === "off" ? undefined : (options.index ?? "TASK_INDEX");
-  const secretBinding = options.sessionSecret ?? "MCP_SESSION_SECRET";
-  const withFiles = (server: McpServer) => (files?.tools ? server[registerFileToolsOnce]() : server);
-  const catalogBinding = options.catalog === false ? undefined : (options.catalog ?? "TASK_CATALOG");
-  const operator = resolveOperator(options.operator);
   const TaskRunner = defineTaskRunner<Env>({
     registry: createServer,
     alarmBudgetMs: options.alarmBudgetMs,
@@ -83,52 +69,7 @@ export function durableMcp<Env>(
     webhooks,
     catalogBinding,
   });
-  // The SDK hands the factory the very authInfo object given to fetch (on the 2025 path too, where the Request
-  // is rebuilt), so a fresh authInfo per request carries the request's binding.
-  const bindings = new WeakMap<AuthInfo, RequestBinding<Env>>();
-  const handler = createMcpHandler(({ authInfo }) => {
-    const binding = authInfo ? bindings.get(authInfo) : undefined;
-    if (!binding) throw new Error("durableMcp: request reached the MCP handler without its binding");
-    const { env, ...caller } = binding;
-    return withFiles(createServer(env))[bindTaskRuntime](caller);
-  }, options.handler);
-
-  const hosts = hostPolicy({
-    authenticated: options.authenticate !== undefined,
-    allowedHosts: options.allowedHosts,
-    allowedOrigins: options.allowedOrigins,
-  });
-  const maxBodyBytes = options.handler?.maxRequestBodySize ?? MAX_BODY_BYTES;
-
-  // The fast path answers with the server's name and version, as the SDK does; build the server once to learn them.
-  let serverInfo: Implementation | undefined;
-  const serverInfoOf = (env: Env) => (serverInfo ??= createServer(env).serverInfo);
-  // The 2025-11-25 wire reads task definitions only, as the TaskRunner does: one server per isolate.
-  let registry: McpServer | undefined;
-  const registryOf = (env: Env) => (registry ??= withFiles(createServer(env)));
-  // One signer per isolate: the configured secret, or else the deployment's generated key, read once on first use.
-  let signer: Signer | undefined;
-  const signerOf = (env: Env) => {
-    const secret = (env as Record<string, unknown>)[secretBinding];
-    return (signer ??=
-      typeof secret === "string"
-        ? new Signer(secret)
-        : new Signer(undefined, () => readSessionKey(runnerNamespace(env, bindingName))));
-  };
-
-  const endpoint: McpEndpoint<Env> = {
-    authenticate: options.authenticate,
-    taskFastPath: options.taskFastPath !== false,
-    hosts,
-    maxBodyBytes,
-    files,
-    handler,
-    bindings,
-    signerOf,
-    registryOf,
-    serverInfoOf,
-    bearsOperatorToken: (request, env) => bearsOperatorToken(request, env, operator),
-  };
+  const endpoint = mcpEndpoint(createServer, options, settings);
 
   // Pre-created TaskRunners of this isolate (tasks/runner-pool.ts); only requests that can refill it take from it.
   const runnersFor = runnerClients<Env>(
@@ -136,7 +77,8 @@ export function durableMcp<Env>(
     indexBinding ? { binding: indexBinding, scope: taskList === "session" ? "session" : "principal" } : undefined,
     new RunnerPool(),
   );
-  const serveFiles = (request: Request, env: Env) => serveFileRequest(files, hosts, options.authenticate, request, env);
+  const serveFiles = (request: Request, env: Env) =>
+    serveFileRequest(files, endpoint.hosts, options.authenticate, request, env);
   const serveWebhooks = (request: Request, env: Env) =>
     serveWebhookRequest(webhooks, request, env, () => runnersFor(env));
   /** Serves the operator API; its own authentication, never the MCP one. */
@@ -150,12 +92,8 @@ export function durableMcp<Env>(
   /** Serves one MCP request at whatever path it arrived on. */
   async function serve(request: Request, env: Env, ctx?: WaitUntil): Promise<Response> {
     let runners: RunnerClient | undefined;
-    const response = await answerMcpRequest(
-      endpoint,
-      request,
-      env,
-      () => (runners = runnersFor(env, ctx !== undefined)),
-    );
+    const runnersOf = () => (runners = runnersFor(env, ctx !== undefined));
+    const response = await answerMcpRequest(endpoint, request, env, runnersOf);
     // A create took an id from the pool (or found it empty): top it up once the answer is out of our hands.
     if (ctx && runners?.refillWanted) ctx.waitUntil(runners.refill());
     return response;
@@ -171,7 +109,7 @@ export function durableMcp<Env>(
     if (pathname === operator.path || pathname.startsWith(`${operator.path}/`))
       return serveOperatorApi(request, env, ctx);
     if (files && (pathname === files.path || pathname.startsWith(`${files.path}/`))) return serveFiles(request, env);
-    if (pathname !== path) return new Response("Not found", { status: 404 });
+    if (pathname !== settings.path) return new Response("Not found", { status: 404 });
     return serve(request, env, ctx);
   }
 
@@ -185,7 +123,93 @@ export function durableMcp<Env>(
     serveWebhooks,
     serveOperator: serveOperatorApi,
     sendEvent,
+    handler: endpoint.handler,
+  };
+}
+
+/** What `durableMcp`'s options resolve to: the bindings' names, the paths, and which list is served. */
+interface DeploymentSettings<Env> {
+  bindingName: string;
+  path: string;
+  files: (FilesSettings & { tools: boolean }) | undefined;
+  webhooks: WebhookSettings;
+  taskList: "principal" | "session" | "off";
+  /** The TaskIndex binding, when a list is served. */
+  indexBinding: string | undefined;
+  secretBinding: string;
+  catalogBinding: string | undefined;
+  operator: OperatorSettings<Env>;
+}
+
+/** Resolves `durableMcp`'s options into settings, refusing a combination that cannot be served safely. */
+function resolveSettings<Env>(options: DurableMcpOptions<Env>): DeploymentSettings<Env> {
+  const bindingName = options.binding ?? "TASK_RUNNER";
+  const path = options.path ?? "/mcp";
+  const files = resolveFiles(options.files);
+  const webhooks = resolveWebhooks(options.webhooks);
+  const taskList = options.taskList ?? (options.authenticate ? "principal" : "off");
+  if (taskList === "principal" && !options.authenticate) {
+    throw new Error(
+      'durableMcp: taskList "principal" needs authenticate: without it every caller is one principal, and the list ' +
+        'would show anyone every task. Use taskList "session" (docs/api.md)',
+    );
+  }
+  const indexBinding = options.index === false || taskList === "off" ? undefined : (options.index ?? "TASK_INDEX");
+  const secretBinding = options.sessionSecret ?? "MCP_SESSION_SECRET";
+  const catalogBinding = options.catalog === false ? undefined : (options.catalog ?? "TASK_CATALOG");
+  const operator = resolveOperator(options.operator);
+  return { bindingName, path, files, webhooks, taskList, indexBinding, secretBinding, catalogBinding, operator };
+}
+
+/**
+ * The MCP endpoint of the deployment: the SDK's handler and the bindings it reads, the host policy, and what the
+ * isolate builds once (the server's name and version, the task definitions, the session signer).
+ */
+function mcpEndpoint<Env>(
+  createServer: (env: Env) => McpServer,
+  options: DurableMcpOptions<Env>,
+  settings: DeploymentSettings<Env>,
+): McpEndpoint<Env> {
+  const { files, bindingName, secretBinding, operator } = settings;
+  const withFiles = (server: McpServer) => (files?.tools ? server[registerFileToolsOnce]() : server);
+  // The SDK hands the factory the very authInfo object given to fetch (on the 2025 path too, where the Request
+  // is rebuilt), so a fresh authInfo per request carries the request's binding.
+  const bindings = new WeakMap<AuthInfo, RequestBinding<Env>>();
+  const handler = createMcpHandler(({ authInfo }) => {
+    const binding = authInfo ? bindings.get(authInfo) : undefined;
+    if (!binding) throw new Error("durableMcp: request reached the MCP handler without its binding");
+    const { env, ...caller } = binding;
+    return withFiles(createServer(env))[bindTaskRuntime](caller);
+  }, options.handler);
+
+  // The fast path answers with the server's name and version, as the SDK does; build the server once to learn them.
+  let serverInfo: Implementation | undefined;
+  // The 2025-11-25 wire reads task definitions only, as the TaskRunner does: one server per isolate.
+  let registry: McpServer | undefined;
+  // One signer per isolate: the configured secret, or else the deployment's generated key, read once on first use.
+  let signer: Signer | undefined;
+  return {
+    authenticate: options.authenticate,
+    taskFastPath: options.taskFastPath !== false,
+    hosts: hostPolicy({
+      authenticated: options.authenticate !== undefined,
+      allowedHosts: options.allowedHosts,
+      allowedOrigins: options.allowedOrigins,
+    }),
+    maxBodyBytes: options.handler?.maxRequestBodySize ?? MAX_BODY_BYTES,
+    files,
     handler,
+    bindings,
+    signerOf: (env) => {
+      const secret = (env as Record<string, unknown>)[secretBinding];
+      return (signer ??=
+        typeof secret === "string"
+          ? new Signer(secret)
+          : new Signer(undefined, () => readSessionKey(runnerNamespace(env, bindingName))));
+    },
+    registryOf: (env) => (registry ??= withFiles(createServer(env))),
+    serverInfoOf: (env) => (serverInfo ??= createServer(env).serverInfo),
+    bearsOperatorToken: (request, env) => bearsOperatorToken(request, env, operator),
   };
 }
 
