@@ -21,7 +21,16 @@ export interface StoredFile extends Omit<NewFile, "sha256"> {
   sha256: string;
 }
 
-/** The RPC surface of a FileRunner. A PATCH streams its bytes to R2 from the Worker and coordinates through it. */
+/**
+ * The RPC surface of a FileRunner. A PATCH streams its bytes to R2 from the Worker and coordinates through it.
+ * @example
+ * ```ts
+ * import type { FileRunnerRpc } from "durable-mcp-server";
+ *
+ * type Methods = keyof FileRunnerRpc;
+ * const read: Methods = "status";
+ * ```
+ */
 export interface FileRunnerRpc extends WriteCoordinator {
   /** Creates the upload. The same handle again returns the existing record if the spec matches, else null. */
   create(file: NewFile): Promise<FileRecord | null>;
@@ -49,6 +58,17 @@ export interface FileRunnerOptions {
   bucket: string;
 }
 
+/**
+ * The FileRunner Durable Object class `durableMcp(…, { files })` builds; export it from the Worker under its
+ * binding's class name.
+ * @example
+ * ```ts
+ * import { durableMcp, McpServer, type FileRunnerClass } from "durable-mcp-server";
+ *
+ * const mcp = durableMcp(() => new McpServer({ name: "files", version: "1.0.0" }), { files: true });
+ * export const FileRunner: FileRunnerClass<unknown> = mcp.FileRunner;
+ * ```
+ */
 export type FileRunnerClass<Env> = new (ctx: DurableObjectState, env: Env) => DurableObject<Env> & FileRunnerRpc;
 
 /** Where a file's bytes live in the bucket. */

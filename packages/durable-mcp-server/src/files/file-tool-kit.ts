@@ -48,6 +48,17 @@ export function fileTool<Schema extends z.ZodObject>(
 /**
  * `resource_link` content for a ready file (a FileRef from `step.files.write`, say): what a tool result returns so a
  * host can fetch the file with the owner's credentials, or the model can ask `file_download_url` for a signed URL.
+ * @param file - The file (a FileRef from `step.files.write`, or a FileView with its `uri`).
+ * @returns The `resource_link` content block, with the handle and digest under `_meta["durable-mcp-server/file"]`.
+ * @example
+ * ```ts
+ * import { fileLink, type Step } from "durable-mcp-server";
+ *
+ * async function export_(step: Step) {
+ *   const file = await step.files.write("write csv", { name: "report.csv", mimeType: "text/csv", body: "a,b\n1,2\n" });
+ *   return { content: [fileLink(file)] };
+ * }
+ * ```
  */
 export function fileLink(file: Pick<FileView, "handle" | "name" | "mimeType" | "size" | "sha256"> & { uri: string }) {
   return {
