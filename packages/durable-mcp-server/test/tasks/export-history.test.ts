@@ -4,6 +4,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { TaskHistoryError } from "../../src/errors/history-errors.js";
 import { newTaskId } from "../../src/ids.js";
+import { MAX_HISTORY_BYTES } from "../../src/limits.js";
 import { RunnerClient } from "../../src/tasks/runner-client.js";
 import { exportTaskHistory, type ExportHistoryOptions } from "../../src/tasks/export-history.js";
 import { callTaskUntil, final } from "../jsonrpc.js";
@@ -77,6 +78,30 @@ describe("exportHistory", () => {
     expect(typeof big.result).toBe("string");
     expect((big.result as string).length).toBeGreaterThan(1_048_576);
     expect(JSON.stringify(history)).not.toContain("@r2:");
+  });
+
+  it("refuses a history over MAX_HISTORY_BYTES as too_large", async () => {
+    const started = await startTask("three_steps");
+    await waitForTask(started, isFinal);
+    // Rows of a journal larger than the limit (each under SQLite's 2 MB row), as many long steps would leave.
+    const rows = Math.ceil(MAX_HISTORY_BYTES / 1_900_000) + 1;
+    await runInDurableObject(started.stub, (_, state) => {
+      const value = JSON.stringify("x".repeat(1_900_000));
+      for (let i = 1; i <= rows; i++) {
+        state.storage.sql.exec(
+          "INSERT INTO steps (name, occurrence, kind, state, attempts, result, updated_at) VALUES (?, 1, 'do', 'done', 1, ?, 0)",
+          `big-${i}`,
+          value,
+        );
+      }
+    });
+    const problem = await exportTaskHistory(runners, started.taskId, { trustedSender: true }).then(
+      () => null,
+      (error: unknown) => error as TaskHistoryError,
+    );
+    expect(problem).toBeInstanceOf(TaskHistoryError);
+    expect(problem!.problem).toBe("too_large");
+    expect(problem!.message).toMatch(/^the history of task .* bytes; at most 16777216 are exported$/);
   });
 
   it("refuses an unknown task, another principal's, and an id of the wrong shape as unknown_task", async () => {
