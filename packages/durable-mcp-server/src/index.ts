@@ -19,6 +19,9 @@ export type {
   WebhooksOptions,
 } from "./routing/durable-mcp-options.js";
 export type { SendEventInput, SendEventOptions, SendEventResult } from "./tasks/send-event.js";
+export type { ExportHistoryOptions } from "./tasks/export-history.js";
+export type { TaskHistory, TaskHistoryStep } from "./steps/history-format.js";
+export { TaskHistoryError, type TaskHistoryProblem } from "./errors/history-errors.js";
 export type { AuthenticateOperator, Operator, OperatorOptions } from "./operator/operator-access.js";
 export { EventRefusedError, EventTimeoutError } from "./errors/event-errors.js";
 export type { EventRefusal } from "./errors/event-errors.js";

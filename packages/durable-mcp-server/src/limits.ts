@@ -29,6 +29,11 @@ export const MAX_LISTED_ISSUES = 10;
 export const MAX_STEP_RESULT_BYTES = MIB;
 /** With a bucket to spill to, larger results go to R2 instead, up to this (they are held in memory on replay). */
 export const MAX_SPILLED_RESULT_BYTES = 32 * MIB;
+/**
+ * Largest task history (`mcp.exportHistory`, `replayHistory`), in UTF-8 bytes of its JSON: the export includes spilled
+ * results inline, so a history past this is refused (under the 32 MiB of a Workers RPC message).
+ */
+export const MAX_HISTORY_BYTES = 16 * MIB;
 /** A step name is 1 to this many characters. */
 export const MAX_STEP_NAME_LENGTH = 256;
 /**

@@ -4,6 +4,8 @@ import type { OperatorOptions } from "../operator/operator-access.js";
 import type { TaskIndexClass, TaskRunnerClass } from "../runner/index.js";
 import type { Duration } from "../steps/duration.js";
 import type { SendEventInput, SendEventOptions, SendEventResult } from "../tasks/send-event.js";
+import type { ExportHistoryOptions } from "../tasks/export-history.js";
+import type { TaskHistory } from "../steps/history-format.js";
 import type { TaskEventLevel } from "../task-events.js";
 import type { Authenticate } from "./mcp-endpoint.js";
 
@@ -219,6 +221,12 @@ export interface DurableMcp<Env> {
    * EventRefusedError (unknown or foreign task; finished task; full buffer; payload too large; invalid event).
    */
   sendEvent(env: Env, taskId: string, event: SendEventInput, options: SendEventOptions): Promise<SendEventResult>;
+  /**
+   * Exports task `taskId`'s history from the Worker's own code (operators only: no MCP method reaches it), for
+   * `replayHistory` (durable-mcp-server/testing). `options` says whose task it may read, as for `sendEvent`. Throws
+   * TaskHistoryError (`unknown_task`: unknown or foreign; `too_large`: over MAX_HISTORY_BYTES).
+   */
+  exportHistory(env: Env, taskId: string, options: ExportHistoryOptions): Promise<TaskHistory>;
   /** The SDK's handler underneath, as `createMcpHandler` returned it. */
   handler: ReturnType<typeof createMcpHandler>;
 }

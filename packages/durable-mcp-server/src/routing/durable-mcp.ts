@@ -19,6 +19,7 @@ import { RunnerClient } from "../tasks/runner-client.js";
 import { RunnerPool } from "../tasks/runner-pool.js";
 import { Signer } from "./wire-2025/signing.js";
 import { sendTaskEvent, type SendEventInput, type SendEventOptions } from "../tasks/send-event.js";
+import { exportTaskHistory, type ExportHistoryOptions } from "../tasks/export-history.js";
 import { routeWebhookRequest } from "./webhook-routes.js";
 import { answerMcpRequest, type Authenticate, type McpEndpoint, type RequestBinding } from "./mcp-endpoint.js";
 import { bearsOperatorToken, resolveOperator, type OperatorSettings } from "../operator/operator-access.js";
@@ -31,7 +32,7 @@ import type { DurableMcp, DurableMcpOptions, FilesOptions, WaitUntil, WebhooksOp
  * @param createServer - Builds the McpServer for a request (and for each TaskRunner), given the Worker's `env`.
  * @param options - Where MCP is served, who may call (`authenticate`, `allowedHosts`), files, webhooks, limits.
  * @returns The Durable Object classes to export (`TaskRunner`, and `TaskIndex`/`FileRunner` when used), the Worker's
- * `fetch`, `serve` for mounting by hand, and `sendEvent`.
+ * `fetch`, `serve` for mounting by hand, `sendEvent` and `exportHistory`.
  * @throws Error - When `files.path` or `webhooks.path` does not start with "/" (its `fetch` and `serve` throw
  * when `env` has no Durable Object binding named `options.binding`).
  * @example
@@ -103,6 +104,9 @@ export function durableMcp<Env>(
     return sendTaskEvent(runnersFor(env), taskId, event, eventOptions);
   }
 
+  const exportHistory = (env: Env, taskId: string, historyOptions: ExportHistoryOptions) =>
+    exportTaskHistory(runnersFor(env), taskId, historyOptions);
+
   async function fetch(request: Request, env: Env, ctx?: WaitUntil): Promise<Response> {
     const pathname = new URL(request.url).pathname;
     if (pathname.startsWith(`${webhooks.path}/`)) return serveWebhooks(request, env);
@@ -123,6 +127,7 @@ export function durableMcp<Env>(
     serveWebhooks,
     serveOperator: serveOperatorApi,
     sendEvent,
+    exportHistory,
     handler: endpoint.handler,
   };
 }

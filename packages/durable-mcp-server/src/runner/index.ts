@@ -11,6 +11,7 @@ export type {
   UpdateOutcome,
 } from "./task-runner-rpc.js";
 export { defineTaskRunner } from "./task-runner.js";
+export type { HistoryExport } from "./task-history.js";
 export {
   defineTaskIndex,
   taskIndexOf,

@@ -4,6 +4,7 @@ import type { TaskEventLevel } from "../task-events.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
 import type { TaskRegistry } from "./task-definition.js";
+import type { HistoryExport } from "./task-history.js";
 import type { TaskText } from "./task-view.js";
 import type { NewTask } from "./task-store.js";
 import type { WebhookSettings } from "./webhook-urls.js";
@@ -92,6 +93,12 @@ export interface TaskRunnerRpc {
    * With `principal`, another principal's task is refused as unknown. `payload` is JSON text.
    */
   sendEvent(taskId: string, event: { type: string; payload: string }, principal?: string): Promise<EventOutcome>;
+  /**
+   * The task's history (steps/history-format.ts) as JSON text, for an operator's replay check (`mcp.exportHistory`):
+   * spilled results included, never the step-key salt. With `principal`, another principal's task is refused as
+   * unknown; a history over MAX_HISTORY_BYTES is refused as too large.
+   */
+  exportHistory(taskId: string, principal?: string): Promise<HistoryExport>;
   /**
    * A POST to webhook `hookId` of task `taskId`, its signature already checked by the route: delivered once; an
    * identical repeat gets the first answer, a different body 409.

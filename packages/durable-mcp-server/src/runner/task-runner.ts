@@ -27,11 +27,12 @@ import type {
   UpdateOutcome,
   TooManyStreams,
 } from "./task-runner-rpc.js";
-import { FINAL_STATUSES, TaskStore, type NewTask, type TaskRecord, type TaskStatus } from "./task-store.js";
+import { FINAL_STATUSES, settled, TaskStore, type NewTask, type TaskRecord } from "./task-store.js";
 import { watchStream } from "./task-stream.js";
 import { toDetailedTask, toTask, toTaskText, type TaskText } from "./task-view.js";
 import { SEAM_HOST, warnLegacyTestingVariable, type SeamHost } from "./seam-host.js";
 import { DEFAULT_WEBHOOK_SETTINGS } from "./webhook-urls.js";
+import { exportTaskHistory, type HistoryExport } from "./task-history.js";
 import { keptSessionKey } from "./session-key.js";
 
 // The TaskRunner Durable Object: its RPC methods (the contract is task-runner-rpc.ts) over the task's record, journal
@@ -81,7 +82,6 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
      * next write, so the answer is current exactly while `record` is still what the store reads.
      */
     private answered: { record: TaskRecord; text: TaskText } | undefined;
-    /** The run loop, with the state that lives as long as this instance: running, wake requests, cancel, failures. */
     /** The object as its run loop and its event delivery reach it. */
     private site: RunSite<Env> = {
       env: this.env,
@@ -286,6 +286,10 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       return acceptEvent(this.site, this.run, record, event.type, event.payload, "send");
     }
 
+    async exportHistory(taskId: string, principal?: string): Promise<HistoryExport> {
+      return exportTaskHistory(this.ready ? this.site : null, runConfig.files, taskId, principal);
+    }
+
     async deliverWebhook(
       taskId: string,
       hook: { hookId: string; type: string; payload: string },
@@ -393,8 +397,3 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
 
 /** The key (in the object's KV storage, beside its SQL tables) holding an unclaimed runner's deadline. */
 export const PREPARED_DEADLINE_KEY = "preparedDeadline";
-
-/** Settled: nothing more happens without the client (final, or waiting for an answer). */
-function settled(status: TaskStatus): boolean {
-  return status === "input_required" || FINAL_STATUSES.has(status);
-}

@@ -8,6 +8,11 @@ import type { TaskStatus } from "../wire/task-shapes.js";
 export type { TaskStatus };
 export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
 
+/** Settled: nothing more happens without the client (final, or waiting for an answer). */
+export function settled(status: TaskStatus): boolean {
+  return status === "input_required" || FINAL_STATUSES.has(status);
+}
+
 /** The durable record of one task, as its TaskRunner holds it. */
 export interface TaskRecord {
   taskId: string;

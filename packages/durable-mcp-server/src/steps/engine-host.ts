@@ -2,6 +2,7 @@ import type { ReplayDivergenceError } from "../errors/errors.js";
 import type { TaskEventSink } from "../task-events.js";
 import type { InjectedOutcome } from "./injected-outcomes.js";
 import type { StepJournal } from "./journal.js";
+import type { StepKind, StepRecord } from "./step-record.js";
 import type { ResultSpill } from "./step-results.js";
 import type { FileStep, InputRequest, TaskFiles } from "./types.js";
 
@@ -40,7 +41,7 @@ export interface EngineHost {
   taskId: string;
   /** The task's secret the steps' idempotency keys are derived from (see step-keys.ts). */
   stepKeySalt: string;
-  journal: StepJournal;
+  journal: EngineJournal;
   now(): number;
   isCancelled(): boolean;
   setStatus(message: string, progress: number | undefined): void;
@@ -72,7 +73,34 @@ export interface EngineHost {
   injected?: ReadonlyMap<string, InjectedOutcome>;
   /** What a replay that departs from the journal does (ReplayMode). Absent: "fail". */
   replay?: ReplayMode;
+  /**
+   * Set by a replay check (steps/replay-check.ts): no step body runs. The run ends at the first step the journal
+   * does not have, and a branch stops at a journaled step that had not finished; each finding is told here.
+   */
+  check?: (finding: CheckFinding) => void;
 }
+
+/** What the engine reads and writes of a journal: a task's StepJournal, or a replay check's rows in memory. */
+export type EngineJournal = Pick<StepJournal, "load" | "write" | "beginFirstAttempt" | "finishFirstAttempt">;
+
+/** A step as a replay check names it. */
+export interface CheckedStep {
+  name: string;
+  occurrence: number;
+  kind: StepKind;
+}
+
+/**
+ * What a replay check learns (EngineHost.check), in order: a new step reached (after every journaled step was
+ * claimed, or with `behind`, the first journaled step still unclaimed once the run was quiescent); a journaled key
+ * asked for as another kind; a branch stopped at a journaled step that had not finished; and how the run ended,
+ * with the journaled steps it never claimed.
+ */
+export type CheckFinding =
+  | { found: "new_step"; step: CheckedStep; behind: StepRecord | undefined }
+  | { found: "kind_mismatch"; journaled: StepRecord; kind: StepKind }
+  | { found: "unfinished"; journaled: StepRecord }
+  | { found: "end"; outcome: RunOutcome; unclaimed: StepRecord[] };
 
 /** An event as the journal and the inbox keep it: JSON, its time as ms since epoch. */
 export interface StoredEvent {

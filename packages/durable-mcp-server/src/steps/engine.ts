@@ -17,7 +17,7 @@ import { injectedRecord, type InjectedOutcome } from "./injected-outcomes.js";
 import { ReplayFrontier } from "./replay-frontier.js";
 import { resolveStepConfig, type StepConfig } from "./retry-policy.js";
 import { stepApi, type StepRunner } from "./step-api.js";
-import { enterStep, type Entry, type FrontierKind } from "./step-core.js";
+import { enterStep, type Entry } from "./step-core.js";
 import { attemptRecord, failInterrupted, failOrRetry } from "./step-do.js";
 import { StepKeys } from "./step-keys.js";
 import {
@@ -130,6 +130,7 @@ class StepEngine implements StepRunner {
     // Attempts still live (a cancel, or a handler that returned without awaiting a step) end with the run.
     this.live.stopSweepIfIdle();
     this.host.controllers.delete(this.cancelWatch);
+    if (this.host.check) this.frontier.checkEnded(outcome);
     this.settle(this.host.isCancelled() ? { kind: "cancelled" } : outcome);
   }
 
@@ -157,7 +158,7 @@ class StepEngine implements StepRunner {
    * (its journal record, undefined when new), or "halt" when the run must not go on (cancelled, diverged), or
    * "handoff" before a new step once the alarm's wall-clock budget is spent.
    */
-  enter(name: string, kind: StepKind, now?: number): Entry | "halt" | "handoff" {
+  enter(name: string, kind: StepKind, now?: number): Entry | "halt" | "handoff" | "park" {
     if (this.settled) return "halt";
     if (this.host.isCancelled()) {
       this.finish({ kind: "cancelled" });
@@ -175,18 +176,21 @@ class StepEngine implements StepRunner {
       return "handoff";
     }
     this.uses.set(name, occurrence);
-    if (record) this.frontier.visit(key!);
     if (record && record.kind !== kind) {
+      this.host.check?.({ found: "kind_mismatch", journaled: record, kind });
       const detail = `the journal holds a "${record.kind}" step where the code now asks for "${kind}"`;
       this.finish({ kind: "diverged", error: new ReplayDivergenceError(stepLabel(name, occurrence), detail) });
       return "halt";
     }
+    if (record) this.frontier.visit(key!);
+    const stop = this.host.check && this.frontier.checkStop({ name, occurrence, kind }, record);
+    if (stop) return stop;
     return { name, occurrence, key, label: stepLabel(name, occurrence), record };
   }
 
   /** See ReplayFrontier.reach. */
-  atFrontier(kind: FrontierKind, label: string): boolean | Promise<boolean> {
-    return this.frontier.reach(kind, label);
+  atFrontier(kind: StepKind, entry: Entry): boolean | Promise<boolean> {
+    return this.frontier.reach(kind, entry);
   }
 
   /** Journals `record`. */

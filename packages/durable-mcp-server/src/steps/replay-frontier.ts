@@ -1,11 +1,12 @@
 import { ReplayDivergenceError } from "../errors/errors.js";
-import type { EngineHost, ReplayMode, RunOutcome } from "./engine-host.js";
-import { stepLabel, type StepRecord } from "./step-record.js";
-import type { FrontierKind } from "./step-core.js";
+import type { CheckedStep, EngineHost, ReplayMode, RunOutcome } from "./engine-host.js";
+import { stepLabel, type StepKind, type StepRecord } from "./step-record.js";
+import type { Entry } from "./step-core.js";
 
 /** A new step waiting for the replay to catch up (see ReplayFrontier.reach). */
 interface Gate {
   label: string;
+  step: CheckedStep;
   resolve: (atFrontier: boolean) => void;
 }
 
@@ -60,19 +61,29 @@ export class ReplayFrontier {
     if (!this.unvisited.delete(key)) return;
     this.visits++;
     // The replay has caught up: every step waiting at the frontier may go on.
-    if (this.unvisited.size === 0) this.releaseGates(true);
+    if (this.unvisited.size === 0) this.caughtUp();
+  }
+
+  /** Every journaled step is claimed: the held steps go on, or a replay check (which runs none) ends compatible. */
+  private caughtUp(): void {
+    const check = this.run.host.check;
+    if (!check || this.gated.length === 0) return this.releaseGates(true);
+    check({ found: "new_step", step: this.gated[0]!.step, behind: undefined });
+    this.run.finish({ kind: "suspended", immediate: false });
+    this.releaseGates(false);
   }
 
   /**
    * Whether this run may go on from a new step at this point (see the class): true at once when no journaled step
    * is unclaimed, else once the replay catches up or the run is quiescent; false when the run must not go on.
    */
-  reach(_kind: FrontierKind, label: string): boolean | Promise<boolean> {
+  reach(kind: StepKind, entry: Entry): boolean | Promise<boolean> {
     if (this.unvisited.size === 0) return true;
+    const { name, occurrence, label } = entry;
     return new Promise<boolean>((resolve) => {
       // Counted in flight, so that a sibling's park cannot suspend the run before this is decided.
       this.run.workStarted();
-      this.gated.push({ label, resolve });
+      this.gated.push({ label, step: { name, occurrence, kind }, resolve });
       this.busyChecks = 0;
       this.scheduleFrontierCheck();
     });
@@ -106,6 +117,30 @@ export class ReplayFrontier {
       `the handler returned while the journal's "${first.kind}" step "${labels[0]}" (${first.state}) was never ` +
       `reached${labels.length > 1 ? ` (nor ${labels.length - 1} more)` : ""}: was it renamed or removed?`;
     return { kind: "diverged", error: new ReplayDivergenceError(step, detail, labels[0]) };
+  }
+
+  /**
+   * A replay check runs no step body: a branch stops ("park") at a journaled step that had not finished, and the run
+   * ends ("halt") at a new step once every journaled one was claimed (one reached before is held here: see caughtUp
+   * and checkFrontier). Undefined: the step goes on as usual.
+   */
+  checkStop(step: CheckedStep, record: StepRecord | undefined): "halt" | "park" | undefined {
+    const check = this.run.host.check!;
+    if (record) {
+      if (record.state === "done" || record.state === "failed") return undefined;
+      check({ found: "unfinished", journaled: record });
+      return "park";
+    }
+    if (this.unvisited.size > 0) return undefined;
+    check({ found: "new_step", step, behind: undefined });
+    this.run.finish({ kind: "suspended", immediate: false });
+    return "halt";
+  }
+
+  /** A replay check's run ended with `outcome`: it is told which journaled steps were never claimed. */
+  checkEnded(outcome: RunOutcome): void {
+    const unclaimed = [...this.unvisited].map((key) => this.records.get(key)!);
+    this.run.host.check!({ found: "end", outcome, unclaimed });
   }
 
   private releaseGates(atFrontier: boolean): void {
@@ -145,6 +180,7 @@ export class ReplayFrontier {
     const old = this.records.get(unreached!)!;
     const oldLabel = stepLabel(old.name, old.occurrence);
     if (this.mode === "strict") {
+      this.run.host.check?.({ found: "new_step", step: this.gated[0]!.step, behind: old });
       const step = this.gated[0]!.label;
       const detail =
         `the code goes on to step "${step}", which the journal does not have, while the journal's ` +

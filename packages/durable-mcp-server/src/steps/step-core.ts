@@ -15,9 +15,6 @@ export interface Entry {
   record: StepRecord | undefined;
 }
 
-/** What reaches the replay's frontier: a new step, or a patch marker (see ReplayFrontier.reach). */
-export type FrontierKind = "step" | "patch";
-
 export interface StepCore {
   readonly host: EngineHost;
   /** The run is over (its outcome is settled): nothing more is journaled. */
@@ -26,14 +23,15 @@ export interface StepCore {
   readonly replaying: boolean;
   /**
    * Claims the next use of a step name (its journal record, undefined when new), or "halt" when the run must not go
-   * on (cancelled, diverged), or "handoff" before a new step once the alarm's wall-clock budget is spent.
+   * on (cancelled, diverged), or "handoff" before a new step once the alarm's wall-clock budget is spent, or "park"
+   * where a replay check stops this branch.
    */
-  enter(name: string, kind: StepKind, now?: number): Entry | "halt" | "handoff";
+  enter(name: string, kind: StepKind, now?: number): Entry | "halt" | "handoff" | "park";
   /**
    * Whether the run may go on from a new step: true once the replay has caught up or the run is quiescent, false
    * when it must not go on (see ReplayFrontier). Ask only while `replaying`.
    */
-  atFrontier(kind: FrontierKind, label: string): boolean | Promise<boolean>;
+  atFrontier(kind: StepKind, entry: Entry): boolean | Promise<boolean>;
   /** Whether the journal holds the step `name`#`occurrence` (read when the run loaded it, or written since). */
   isJournaled(name: string, occurrence: number): boolean;
   /** The journal's row of `name`#`occurrence`, if any. */
@@ -59,12 +57,12 @@ export interface StepCore {
 export function enterStep(core: StepCore, name: string, kind: StepKind, now?: number): Entry | Promise<Entry> {
   const entry = core.enter(name, kind, now);
   if (entry === "halt") return core.halt();
-  if (entry === "handoff") return core.park();
+  if (entry === "handoff" || entry === "park") return core.park();
   if (entry.record || !core.replaying) return entry;
-  return reachFrontier(core, entry);
+  return reachFrontier(core, kind, entry);
 }
 
-async function reachFrontier(core: StepCore, entry: Entry): Promise<Entry> {
-  if (!(await core.atFrontier("step", entry.label))) return core.halt();
+async function reachFrontier(core: StepCore, kind: StepKind, entry: Entry): Promise<Entry> {
+  if (!(await core.atFrontier(kind, entry))) return core.halt();
   return entry;
 }

@@ -14,6 +14,7 @@ import {
   type UpdateOutcome,
   type NewTask,
   type TaskText,
+  type HistoryExport,
 } from "../runner/index.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
@@ -138,6 +139,11 @@ export class RunnerClient {
    */
   sendEvent(taskId: string, event: { type: string; payload: string }, principal?: string): Promise<EventOutcome> {
     return this.call(taskId, (runner) => runner.sendEvent(taskId, event, principal));
+  }
+
+  /** A read: retried like every call. */
+  exportHistory(taskId: string, principal?: string): Promise<HistoryExport> {
+    return this.call(taskId, (runner) => runner.exportHistory(taskId, principal));
   }
 
   /** Retrying is safe here: the runner answers an identical repeat of a delivered body with its first answer. */

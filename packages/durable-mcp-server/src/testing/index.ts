@@ -3,5 +3,8 @@
 // MCP client it speaks through (also alone, for Node, as `durable-mcp-server/testing/mcp-client`).
 export { TaskKit, TaskKitError, TestTask, testTasks } from "./task-kit.js";
 export { withTestingSeam } from "./testing-runner.js";
+export { replayHistories, replayHistory, type ReplayVerdict } from "./replay-history.js";
+export { TaskHistoryError, type TaskHistoryProblem } from "../errors/history-errors.js";
+export type { TaskHistory, TaskHistoryStep } from "../steps/history-format.js";
 export type { InjectedOutcome, StartOptions, StepState, StepTimelineEntry, TestTasksOptions } from "./task-kit.js";
 export * from "./mcp-client.js";
