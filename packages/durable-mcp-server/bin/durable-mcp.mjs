@@ -8,6 +8,7 @@ Usage:
   durable-mcp tasks list [--status S] [--tool T] [--principal P] [--tag k=v]… [--since 1h] [--text Q]
                          [--sort -created|created|-updated|updated] [--limit N] [--all] [--json]
   durable-mcp tasks get ID [--json]
+  durable-mcp tasks export ID              the task's history as JSON (the replay check's format)
   durable-mcp tasks cancel ID… [--json]
   durable-mcp tasks cancel --where field=value… [--dry-run] [--json]
   durable-mcp tasks stuck [--working-for 15m] [--input-for 24h] [--alarm-grace 1m] [--json]
@@ -197,6 +198,13 @@ async function tasksList(options) {
   );
 }
 
+async function tasksExport(options, ids) {
+  if (ids.length !== 1) throw new CliError("tasks export takes one task id", EXIT.usage);
+  const history = await call(options, "GET", `/tasks/${encodeURIComponent(ids[0])}/history`);
+  // Always JSON: the file an author commits and replays with replayHistory (docs/testing.md).
+  process.stdout.write(`${JSON.stringify(history, null, 2)}\n`);
+}
+
 async function tasksGet(options, ids) {
   if (ids.length !== 1) throw new CliError("tasks get takes one task id", EXIT.usage);
   const detail = await call(options, "GET", `/tasks/${encodeURIComponent(ids[0])}`);
@@ -356,6 +364,8 @@ async function main(argv) {
         return (await tasksList(options)) ?? EXIT.ok;
       case "get":
         return (await tasksGet(options, rest)) ?? EXIT.ok;
+      case "export":
+        return (await tasksExport(options, rest)) ?? EXIT.ok;
       case "cancel":
         return tasksCancel(options, rest);
       case "stuck":

@@ -16,6 +16,8 @@ import {
   STUCK_WORKING_MS,
 } from "../limits.js";
 import type { RunnerClient } from "../tasks/runner-client.js";
+import { exportTaskHistory } from "../tasks/export-history.js";
+import { TaskHistoryError } from "../errors/history-errors.js";
 import { readJsonBody } from "../wire/json-body.js";
 import { appendAudit, readAudit } from "./audit-log.js";
 import { cancellable, createJob, isStalled, readJob, runJob, type BulkJob } from "./bulk-cancel.js";
@@ -41,7 +43,7 @@ export interface OperatorDeps {
   waitUntil?: (promise: Promise<unknown>) => void;
 }
 
-const TASK_ROUTE = /^\/tasks\/([A-Za-z0-9_-]{1,128})(\/cancel)?$/;
+const TASK_ROUTE = /^\/tasks\/([A-Za-z0-9_-]{1,128})(\/cancel|\/history)?$/;
 const JOB_ROUTE = /^\/cancellations\/([0-9a-f-]{36})$/;
 const MAX_OPERATOR_BODY_BYTES = 64 * 1024;
 
@@ -151,6 +153,11 @@ async function route_(
   const task = TASK_ROUTE.exec(route);
   if (task) {
     const taskId = task[1]!;
+    if (task[2] === "/history") {
+      expect(get, "GET");
+      allowOnly(params, ["principal"]);
+      return history(taskId, params.get("principal"), deps);
+    }
     if (task[2]) {
       expect(method === "POST", "POST");
       noParams(params);
@@ -308,6 +315,18 @@ async function detail(taskId: string, principal: string | null, deps: OperatorDe
   if (!inspected || !withSteps) throw new OperatorError(404, "not_found", `no task ${taskId} on its runner`);
   const row = deps.db ? await rowOf(deps.db, taskId) : null;
   return jsonResponse({ tool: inspected.tool, principal: owner, task: withSteps, catalog: row ? view(row) : null });
+}
+
+/** The task's history (the replay check's format), read from its runner; never the step-key salt. */
+async function history(taskId: string, principal: string | null, deps: OperatorDeps): Promise<Response> {
+  const owner = await principalOf(taskId, principal, deps);
+  try {
+    return jsonResponse(await exportTaskHistory(deps.runners(), taskId, { principal: owner }));
+  } catch (error) {
+    if (!(error instanceof TaskHistoryError)) throw error;
+    if (error.problem === "too_large") throw new OperatorError(413, "too_large", error.message);
+    throw new OperatorError(404, "not_found", `no task ${taskId} on its runner`);
+  }
 }
 
 async function cancelOne(taskId: string, operator: Operator, deps: OperatorDeps): Promise<Response> {

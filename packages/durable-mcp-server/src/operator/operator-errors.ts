@@ -17,6 +17,7 @@ export type OperatorErrorCode =
   | "operator_off"
   | "catalog_off"
   | "not_found"
+  | "too_large"
   | "method_not_allowed"
   | "unknown_filter"
   | "invalid_filter"

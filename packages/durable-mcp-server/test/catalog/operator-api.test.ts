@@ -203,6 +203,12 @@ describe("one task", () => {
     expect(JSON.stringify(detail.body.task._meta)).toContain('"long"');
     expect(detail.body.catalog).toMatchObject({ taskId, tags: { customer: "hooli" } });
 
+    const history = await operator(`/tasks/${taskId}/history`);
+    expect(history.status).toBe(200);
+    expect(history.body).toMatchObject({ format: "durable-mcp-server/history", version: 1, tool: "wait_long" });
+    expect(JSON.stringify(history.body)).not.toContain("salt");
+    expect(await operator(`/tasks/${newTaskId()}/history`)).toMatchObject({ status: 404 });
+
     const cancelled = await operator(`/tasks/${taskId}/cancel`, { method: "POST" });
     expect(cancelled).toMatchObject({ status: 200, body: { taskId, status: "cancelled" } });
     await waitForRow(taskId, (row) => row?.status === "cancelled");
