@@ -198,7 +198,9 @@ if (examples.length > 0) {
     "tsc",
   );
   try {
-    execFileSync(process.execPath, [tsc, "-p", join(examplesDir, "tsconfig.json")], {
+    // --pretty false: the `file(line,col): error` form read below, also where the environment asks for colour
+    // (nx sets FORCE_COLOR, and tsc then prints `file:line:col - error`).
+    execFileSync(process.execPath, [tsc, "-p", join(examplesDir, "tsconfig.json"), "--pretty", "false"], {
       encoding: "utf8",
       stdio: "pipe",
     });
