@@ -86,18 +86,16 @@ export async function rpc(
   options: RpcOptions = {},
 ): Promise<RpcReply> {
   const response = await SELF.fetch(rpcRequest(method, params, options));
-  const text = await response.text();
   const contentType = response.headers.get("content-type");
-  const json = contentType?.includes("text/event-stream")
-    ? JSON.parse(
-        text
-          .split("\n")
-          .filter((line) => line.startsWith("data: "))
-          .at(-1)!
-          .slice(6),
-      )
-    : JSON.parse(text);
-  return { status: response.status, contentType, body: json };
+  return { status: response.status, contentType, body: (await readRpcMessage(response)) as RpcReply["body"] };
+}
+
+/** The JSON-RPC message of a response: its JSON body, or the last `data:` frame of an SSE one. */
+export async function readRpcMessage(response: Response): Promise<Record<string, any>> {
+  const text = await response.text();
+  if (!response.headers.get("content-type")?.includes("text/event-stream")) return JSON.parse(text);
+  const data = text.split("\n").filter((line) => line.startsWith("data: "));
+  return JSON.parse(data.at(-1)!.slice(6));
 }
 
 /** Calls a task tool and polls tasks/get until `done`, the way a Tasks-aware client does. */

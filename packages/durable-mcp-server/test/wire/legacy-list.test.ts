@@ -4,6 +4,7 @@
 // and TaskIndex.
 import { describe, expect, it } from "vitest";
 import { env, runDurableObjectAlarm, SELF } from "cloudflare:test";
+import { readRpcMessage } from "../jsonrpc.js";
 import { durableMcp } from "../../src/index.js";
 import { newTaskId } from "../../src/ids.js";
 import { INDEX_PENDING_MS } from "../../src/limits.js";
@@ -40,16 +41,7 @@ async function call(method: string, params: Record<string, unknown>, options: Ca
     headers,
     body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
   });
-  const text = await response.text();
-  const body = response.headers.get("content-type")?.includes("text/event-stream")
-    ? JSON.parse(
-        text
-          .split("\n")
-          .filter((line) => line.startsWith("data: "))
-          .at(-1)!
-          .slice(6),
-      )
-    : JSON.parse(text);
+  const body = await readRpcMessage(response);
   return { status: response.status, session: response.headers.get("mcp-session-id"), body };
 }
 

@@ -1,7 +1,7 @@
 // The 2025-11-25 tasks wire (SEP-1686) beside SEP-2663, over the fixture Worker's real TaskRunners and TaskIndex.
 import { describe, expect, it, vi } from "vitest";
 import { env, SELF } from "cloudflare:test";
-import { rpc, sseFrames } from "../jsonrpc.js";
+import { readRpcMessage, rpc, sseFrames } from "../jsonrpc.js";
 import { issueSession, readSession } from "../../src/routing/wire-2025/session.js";
 import { Signer } from "../../src/routing/wire-2025/signing.js";
 import { taskIndexOf } from "../../src/runner/task-index.js";
@@ -30,17 +30,10 @@ function legacyRequest(body: unknown, options: LegacyOptions = {}): Request {
   return new Request("http://fixture.test/mcp", { method: "POST", headers, body: JSON.stringify(body) });
 }
 
-async function readMessage(response: Response): Promise<Record<string, any>> {
-  const text = await response.text();
-  if (!response.headers.get("content-type")?.includes("text/event-stream")) return JSON.parse(text);
-  const data = text.split("\n").filter((line) => line.startsWith("data: "));
-  return JSON.parse(data.at(-1)!.slice(6));
-}
-
 async function call(method: string, params: Record<string, unknown>, options: LegacyOptions = {}) {
   const id = options.id ?? nextId++;
   const response = await SELF.fetch(legacyRequest({ jsonrpc: "2.0", id, method, params }, options));
-  return { status: response.status, headers: response.headers, body: await readMessage(response) };
+  return { status: response.status, headers: response.headers, body: await readRpcMessage(response) };
 }
 
 async function initialize(principal = "alice", capabilities: Record<string, unknown> = { elicitation: {} }) {
@@ -237,7 +230,7 @@ describe("2025-11-25 questions only where they can be answered", () => {
     });
     expect(seen).not.toContain("input_required");
     expect(final.status).toBe("completed");
-    const result = await readMessage(
+    const result = await readRpcMessage(
       await SELF.fetch(
         legacyRequest({ jsonrpc: "2.0", id: 7, method: "tasks/result", params: { taskId: task.taskId } }),
       ),
