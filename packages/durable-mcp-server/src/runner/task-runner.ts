@@ -1,17 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
-import {
-  FIRST_RUN_FALLBACK_MS,
-  MAX_KEPT_RESULT_CHARS,
-  MAX_STREAMS_PER_TASK,
-  PREPARED_RUNNER_TTL_MS,
-  TIMELINE_LIMIT,
-} from "../limits.js";
+import { FIRST_RUN_FALLBACK_MS, MAX_KEPT_RESULT_CHARS, MAX_STREAMS_PER_TASK, TIMELINE_LIMIT } from "../limits.js";
 import { StepJournal } from "../steps/journal.js";
-import { stepLabel } from "../steps/step-record.js";
 import { DEFAULT_TASK_EVENT_LEVEL, taskEventLog } from "../task-events.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
-import { checkInputAnswer } from "./elicit-answer.js";
+import { answerInputs } from "./input-answers.js";
+import { armPrepared, discardUnclaimed } from "./prepared-runner.js";
 import { acceptEvent, deliverWebhook } from "./event-delivery.js";
 import { EventInbox, type EventOutcome, type WebhookAnswer } from "./event-inbox.js";
 import { catalogDatabase, CatalogFeed } from "./catalog-feed.js";
@@ -27,8 +21,8 @@ import type {
   UpdateOutcome,
   TooManyStreams,
 } from "./task-runner-rpc.js";
-import { FINAL_STATUSES, settled, TaskStore, type NewTask, type TaskRecord } from "./task-store.js";
-import { watchStream } from "./task-stream.js";
+import { settled, TaskStore, type NewTask, type TaskRecord } from "./task-store.js";
+import { awaitSettledTask, watchStream } from "./task-stream.js";
 import { toDetailedTask, toTask, toTaskText, type TaskText } from "./task-view.js";
 import { SEAM_HOST, warnLegacyTestingVariable, type SeamHost } from "./seam-host.js";
 import { DEFAULT_WEBHOOK_SETTINGS } from "./webhook-urls.js";
@@ -122,13 +116,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     async prepare(): Promise<boolean> {
       this.applySchema();
       if (this.store.read()) return false;
-      // The alarm goes FIRST_RUN_FALLBACK_MS ahead, not to the deadline: a create within that window finds its first
-      // run's fallback already armed (and earlier) and sets no alarm of its own. The deadline is kept in storage so
-      // that the alarm, if no create came first, re-arms at it even in a later instance (discardUnclaimed).
-      const now = Date.now();
-      this.ctx.storage.kv.put(PREPARED_DEADLINE_KEY, now + PREPARED_RUNNER_TTL_MS);
-      await this.ctx.storage.setAlarm(now + FIRST_RUN_FALLBACK_MS);
-      this.preparedAlarmAt = now + FIRST_RUN_FALLBACK_MS;
+      this.preparedAlarmAt = await armPrepared(this.ctx.storage);
       return true;
     }
 
@@ -202,27 +190,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     /** Records answers for outstanding input keys; others are ignored. Null when the task is unknown. */
     async update(access: TaskAccess, responses: Record<string, unknown>): Promise<UpdateOutcome | null> {
       const record = this.owned(access);
-      if (!record) return null;
-      if (FINAL_STATUSES.has(record.status)) return { accepted: [] };
-      const asked = new Map(
-        this.journal
-          .pendingInputs()
-          .map((step) => [stepLabel(step.name, step.occurrence), JSON.parse(step.request ?? "{}")]),
-      );
-      for (const [key, value] of Object.entries(responses)) {
-        const problem = asked.has(key) ? checkInputAnswer(asked.get(key), value) : null;
-        if (problem) return { accepted: [], invalid: { key, ...problem } };
-      }
-      const now = Date.now();
-      const accepted = Object.entries(responses)
-        .filter(([key, value]) => value !== undefined && this.journal.answerInput(key, JSON.stringify(value), now))
-        .map(([key]) => key);
-      if (accepted.length > 0) {
-        this.run.events(record)("input_answered", { keys: accepted.join(",") });
-        this.run.syncInputStatus(now);
-        await this.run.wake(now);
-      }
-      return { accepted };
+      return record ? answerInputs(this.journal, this.run, record, responses) : null;
     }
 
     /** Cooperative cancel: the first ending wins, so a task that already finished stays as it is. */
@@ -243,21 +211,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const record = this.owned(access);
       if (!record) return null;
       if (settled(record.status)) return this.detailed(record);
-      return new Promise<DetailedTask>((resolve) => {
-        const done = (task: DetailedTask) => {
-          clearTimeout(timer);
-          this.listeners.delete(listener);
-          resolve(task);
-        };
-        const listener: TaskListener = (task) => {
-          if (settled(task.status)) done(task);
-        };
-        const timer = setTimeout(() => {
-          const current = this.store.read();
-          done(current ? this.detailed(current) : this.detailed(record));
-        }, timeoutMs);
-        this.listeners.add(listener);
-      });
+      return awaitSettledTask(this.listeners, () => this.detailed(this.store.read() ?? record), timeoutMs);
     }
 
     /**
@@ -366,25 +320,13 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       for (const listener of this.listeners) listener(task);
     }
 
-    /**
-     * A prepared runner's alarm fired with no create. Before its deadline (prepare armed the alarm
-     * FIRST_RUN_FALLBACK_MS ahead) it re-arms at the deadline; at or after it, or with no deadline kept (a runner
-     * prepared by an earlier version, whose alarm was the deadline itself), its storage goes. No call is delivered meanwhile, so a create can never
-     * land between the check and the write (one that came first is found, and kept).
-     */
+    /** A prepared runner's alarm with no create: re-armed at its deadline, or its storage gone (prepared-runner.ts). */
     private async discardUnclaimed(): Promise<void> {
-      await this.ctx.blockConcurrencyWhile(async () => {
-        if (!this.ready || this.store.read()) return;
-        const deadline = this.ctx.storage.kv.get<number>(PREPARED_DEADLINE_KEY);
-        if (deadline !== undefined && Date.now() < deadline) {
-          await this.ctx.storage.setAlarm(deadline);
-          this.preparedAlarmAt = deadline;
-          return;
-        }
-        await this.ctx.storage.deleteAlarm();
-        await this.ctx.storage.deleteAll();
-        this.forget();
-      });
+      this.preparedAlarmAt = await discardUnclaimed(
+        this.ctx,
+        () => !this.ready || this.store.read() !== null,
+        () => this.forget(),
+      );
     }
 
     /** The storage is gone (purged, or a prepared runner discarded): every call now answers as for an unknown id. */
@@ -394,6 +336,3 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     }
   };
 }
-
-/** The key (in the object's KV storage, beside its SQL tables) holding an unclaimed runner's deadline. */
-export const PREPARED_DEADLINE_KEY = "preparedDeadline";

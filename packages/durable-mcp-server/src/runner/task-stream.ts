@@ -1,7 +1,7 @@
 import type { DetailedTask } from "../wire/task-shapes.js";
 import type { TaskListener } from "./task-runner-rpc.js";
 import { WATCH_PING_MS } from "../limits.js";
-import { FINAL_STATUSES } from "./task-store.js";
+import { FINAL_STATUSES, settled } from "./task-store.js";
 
 /**
  * A TaskRunner's `watch` stream: `first` now, then the task after every change (each one a listener in `listeners`
@@ -65,4 +65,27 @@ export async function* tasksOf(reader: ReadableStreamDefaultReader<string>): Asy
       buffered = buffered.slice(newline + 1);
     }
   }
+}
+
+/**
+ * Resolves with the task once it is settled (final, or waiting for input) as `listeners` report it, or with `current()`
+ * when `timeoutMs` runs out first. The caller answers at once for a task already settled.
+ */
+export function awaitSettledTask(
+  listeners: Set<TaskListener>,
+  current: () => DetailedTask,
+  timeoutMs: number,
+): Promise<DetailedTask> {
+  return new Promise<DetailedTask>((resolve) => {
+    const done = (task: DetailedTask) => {
+      clearTimeout(timer);
+      listeners.delete(listener);
+      resolve(task);
+    };
+    const listener: TaskListener = (task) => {
+      if (settled(task.status)) done(task);
+    };
+    const timer = setTimeout(() => done(current()), timeoutMs);
+    listeners.add(listener);
+  });
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/ids.js";
 import { FIRST_RUN_FALLBACK_MS, PREPARED_RUNNER_TTL_MS } from "../../src/limits.js";
 import type { TaskRunnerRpc } from "../../src/runner/task-runner-rpc.js";
-import { PREPARED_DEADLINE_KEY } from "../../src/runner/task-runner.js";
+import { PREPARED_DEADLINE_KEY } from "../../src/runner/prepared-runner.js";
 import type { NewTask } from "../../src/runner/task-store.js";
 import { SCHEMA_VERSION } from "../../src/runner/schema.js";
 import { registriesBuilt } from "../fixtures/worker.js";
