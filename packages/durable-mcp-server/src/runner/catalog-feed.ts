@@ -1,5 +1,10 @@
 import { checkTags, TaskTagsError } from "../catalog/task-tags.js";
-import { deleteCatalogRow, writeCatalogRows, type CatalogChange } from "../catalog/catalog-writer.js";
+import {
+  deleteCatalogRow,
+  writeCatalogRows,
+  type CatalogChange,
+  type TaskSessionEntry,
+} from "../catalog/catalog-writer.js";
 import { CATALOG_RETRY_MS, CATALOG_WRITE_ATTEMPTS, MAX_CATALOG_MESSAGE_LENGTH } from "../limits.js";
 import type { StepJournal } from "../steps/journal.js";
 import type { TaskEventSink } from "../task-events.js";
@@ -13,6 +18,8 @@ import { FINAL_STATUSES, type TaskRecord, type TaskStore } from "./task-store.js
 
 /** Key of the per-task catalog version in the object's KV storage. */
 export const CATALOG_VERSION_KEY = "catalogVersion";
+/** Key of the 2025 session the task was created in (per-session `tasks/list` from the catalog), when it was. */
+export const CATALOG_SESSION_KEY = "catalogSession";
 
 export interface CatalogSite {
   readonly storage: DurableObjectStorage;
@@ -24,6 +31,8 @@ export class CatalogFeed {
   private pumping: Promise<void> | undefined;
   private dirty = false;
   private tags: Record<string, string> | undefined;
+  /** Whether this instance filed the task's session entry (an evicted instance's successor files it once more). */
+  private sessionFiled = false;
 
   constructor(
     private readonly site: CatalogSite,
@@ -35,12 +44,14 @@ export class CatalogFeed {
 
   /**
    * The task changed: bumps its version now (call it synchronously after the change) and writes the row after the
-   * current macrotask, so nothing waits on D1 (a create's reply least of all).
+   * current macrotask, so nothing waits on D1 (a create's reply least of all). `session`, at the create: the 2025
+   * session whose list the task joins, filed with its first row.
    */
-  changed(): void {
+  changed(session?: { id: string; expiresAt: number }): void {
     if (!this.db) return;
     const kv = this.site.storage.kv;
     kv.put(CATALOG_VERSION_KEY, (kv.get<number>(CATALOG_VERSION_KEY) ?? 0) + 1);
+    if (session) kv.put(CATALOG_SESSION_KEY, session);
     this.dirty = true;
     this.pumping ??= new Promise<void>((resolve) => setTimeout(resolve, 0))
       .then(() => this.pump())
@@ -89,7 +100,9 @@ export class CatalogFeed {
       if (!change) return;
       for (let attempt = 1; ; attempt++) {
         try {
-          await writeCatalogRows(db, [change]);
+          const session = this.sessionFiled ? undefined : this.sessionEntry(change);
+          await writeCatalogRows(db, [change], session ? [session] : []);
+          this.sessionFiled = true;
           break;
         } catch (error) {
           const record = this.site.store.read();
@@ -136,6 +149,18 @@ export class CatalogFeed {
       tags: this.tagsOf(record),
       purgeAt: record.purgeAt,
       version: this.site.storage.kv.get<number>(CATALOG_VERSION_KEY) ?? 0,
+    };
+  }
+
+  private sessionEntry(change: CatalogChange): TaskSessionEntry | undefined {
+    const session = this.site.storage.kv.get<{ id: string; expiresAt: number }>(CATALOG_SESSION_KEY);
+    if (!session) return undefined;
+    return {
+      taskId: change.taskId,
+      sessionId: session.id,
+      principal: change.principal,
+      createdAt: change.createdAt,
+      expiresAt: session.expiresAt,
     };
   }
 

@@ -15,6 +15,7 @@ import { missingInputCapability } from "../wire/input-capabilities.js";
 import { eventHost, fileHosts, type EventSite } from "./engine-hosts.js";
 import { taskDefinitionOf, type TaskRegistry } from "./task-definition.js";
 import { taskIndexOf } from "./task-index.js";
+import { catalogDatabase } from "./catalog-feed.js";
 import { FINAL_STATUSES, type Ending, type TaskRecord } from "./task-store.js";
 import type { WebhookSettings } from "./webhook-urls.js";
 
@@ -32,6 +33,8 @@ export interface RunConfig<Env> {
   files: FilesSettings | undefined;
   webhooks: WebhookSettings;
   indexBinding: string | undefined;
+  /** With a catalog bound, lists come from it and nothing is indexed: the purge leaves the index alone. */
+  catalogBinding: string | undefined;
 }
 
 /** The parts of its Durable Object a run reaches. */
@@ -269,7 +272,10 @@ export class TaskRun<Env> {
     const record = site.store.read();
     if (config.files && record) await deleteSpilledResults(site.env, config.files, record.taskId);
     // Before the record goes, so that a failed removal is retried by the alarm with the principal still known.
-    const index = config.indexBinding && (site.env as Record<string, unknown>)[config.indexBinding];
+    const index =
+      config.indexBinding &&
+      !catalogDatabase(site.env, config.catalogBinding) &&
+      (site.env as Record<string, unknown>)[config.indexBinding];
     if (index && record) await taskIndexOf(index as DurableObjectNamespace, record.principal).remove(record.taskId);
     await site.storage.deleteAlarm();
     await site.storage.deleteAll();

@@ -58,6 +58,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     files: options.files,
     webhooks: options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS,
     indexBinding: options.indexBinding,
+    catalogBinding: options.catalogBinding,
   };
 
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
@@ -135,7 +136,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const now = Date.now();
       this.run.cancelled = false;
       this.store.insert(task, now);
-      this.catalog.changed();
+      this.catalog.changed(task.listSession ?? undefined);
       // The alarm prepare (or the alarm handler) armed is known only to the instance that armed it: a field, not
       // getAlarm(), since only this class arms an unclaimed runner, and after an eviction arming anyway is safe (it
       // only costs the setAlarm this saves). One due by now may be on its way already: arm then too. One due in

@@ -50,6 +50,11 @@ export type NewTask = Pick<TaskRecord, "taskId" | "principal" | "tool" | "input"
    * 2025-11-25 session's. Omitted or null for a client served through the facade tools (the model answers).
    */
   clientCapabilities?: ClientCapabilities | null;
+  /**
+   * The 2025-11-25 session the task is created in, when `tasks/list` is per session and answered from the catalog:
+   * the runner files it with the task's catalog row (catalog-feed.ts).
+   */
+  listSession?: { id: string; expiresAt: number } | null;
 };
 
 export type Ending =
