@@ -166,6 +166,11 @@ export const MAX_BULK_TASKS = 10_000;
 export const BULK_CONCURRENCY = 16;
 /** A bulk job not advanced for this long is resumed by the next request that reads it. */
 export const BULK_STALL_MS = 30_000;
+/**
+ * Tasks one run of a bulk job takes (one request's `waitUntil`): about 1,000 runner calls and 130 D1 queries, inside
+ * a paid plan's 10,000 subrequests and 1,000 D1 queries per invocation; the next read of the job runs the next slice.
+ */
+export const BULK_RUN_TASKS = 1_000;
 /** Stuck-task thresholds when the request gives none. */
 export const STUCK_WORKING_MS = 15 * 60_000;
 export const STUCK_INPUT_MS = 24 * 60 * 60_000;

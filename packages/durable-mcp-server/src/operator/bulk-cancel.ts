@@ -1,20 +1,23 @@
 import { whereClause, type CatalogFilter } from "../catalog/catalog-queries.js";
 import { ensureCatalogSchema } from "../catalog/catalog-schema.js";
-import { BULK_CONCURRENCY, BULK_STALL_MS } from "../limits.js";
+import { BULK_CONCURRENCY, BULK_RUN_TASKS, BULK_STALL_MS } from "../limits.js";
 import type { RunnerClient } from "../tasks/runner-client.js";
 import { appendAudit } from "./audit-log.js";
 
 // Bulk cancel by filter, as a job: the matching live tasks created before the job, in task-id order, at most
 // `total` of them, BULK_CONCURRENCY at a time. Progress is saved in D1 after every batch (done, failed, where it got
 // to), so a job whose Worker went away is resumed by the next request that reads it, and cancelling a task twice is a
-// no-op on its runner (the first ending wins).
+// no-op on its runner (the first ending wins). One run takes at most BULK_RUN_TASKS tasks (a Worker invocation's
+// subrequest and D1 query limits), then leaves the job "waiting": the next read of it (the CLI polls) runs the next
+// slice at once.
 
 export interface BulkJob {
   jobId: string;
   kind: "cancel";
   actor: string;
   filter: CatalogFilter;
-  state: "running" | "done";
+  /** "waiting": between two runs, its next run not yet started (shown as running). */
+  state: "running" | "waiting" | "done";
   total: number;
   done: number;
   failed: number;
@@ -102,35 +105,47 @@ export async function readJob(db: D1Database, jobId: string): Promise<BulkJob | 
   return row ? fromJobRow(row) : null;
 }
 
-/** A running job nobody advanced for BULK_STALL_MS (its Worker went away): the reader resumes it. */
+/**
+ * A job waiting for its next run, or a running one nobody advanced for BULK_STALL_MS (its Worker went away): the
+ * reader runs it.
+ */
 export function isStalled(job: BulkJob, now: number): boolean {
-  return job.state === "running" && now - job.updatedAt >= BULK_STALL_MS;
+  return job.state === "waiting" || (job.state === "running" && now - job.updatedAt >= BULK_STALL_MS);
 }
 
 /**
- * Runs the job to its end from where it got to. Claims it first (a conditional update of `updated_at`), so two
- * resumers never run it side by side.
+ * Runs the job from where it got to, for at most `maxTasks` tasks (to its end, or "waiting" for the next run). Claims
+ * it first (a conditional update of `updated_at`), so two resumers never run it side by side.
  */
 export async function runJob(
   db: D1Database,
   runners: RunnerClient,
   job: BulkJob,
   claimedAt?: number,
+  maxTasks = BULK_RUN_TASKS,
 ): Promise<BulkJob> {
   let current = job;
   if (claimedAt === undefined) {
     const now = Date.now();
     const claim = await db
-      .prepare("UPDATE durable_mcp_jobs SET updated_at = ? WHERE job_id = ? AND updated_at = ? AND state = 'running'")
+      .prepare(
+        `UPDATE durable_mcp_jobs SET updated_at = ?, state = 'running'
+         WHERE job_id = ? AND updated_at = ? AND state IN ('running', 'waiting')`,
+      )
       .bind(now, job.jobId, job.updatedAt)
       .run();
     if ((claim.meta.changes ?? 0) === 0) return (await readJob(db, job.jobId)) ?? job;
-    current = { ...job, updatedAt: now };
+    current = { ...job, state: "running", updatedAt: now };
   }
   const filter = cancellable(current.filter, current.cutoff);
   const cancelled: string[] = [];
+  let taken = 0;
   while (current.state === "running") {
-    const remaining = current.total - current.done - current.failed;
+    if (taken >= maxTasks) {
+      current = await saveProgress(db, current, { state: "waiting" });
+      break;
+    }
+    const remaining = Math.min(current.total - current.done - current.failed, maxTasks - taken);
     const page = await pageAfter(db, filter, current.afterId, Math.min(BULK_CONCURRENCY, remaining));
     if (page.length === 0) {
       current = await saveProgress(db, current, { state: "done" });
@@ -139,6 +154,7 @@ export async function runJob(
     const outcomes = await Promise.allSettled(
       page.map((task) => runners.cancel({ taskId: task.taskId, principal: task.principal })),
     );
+    taken += page.length;
     let done = 0;
     let failed = 0;
     outcomes.forEach((outcome, i) => {
@@ -154,9 +170,10 @@ export async function runJob(
     });
     if (current.done + current.failed >= current.total) current = await saveProgress(db, current, { state: "done" });
   }
+  // Each run's tasks are audited: the slices' entries together name every task the job cancelled.
   await appendAudit(db, {
     actor: current.actor,
-    action: "bulk_cancel_finished",
+    action: current.state === "done" ? "bulk_cancel_finished" : "bulk_cancel_progress",
     target: { jobId: current.jobId, where: current.filter },
     taskIds: cancelled,
     outcome: { done: current.done, failed: current.failed, total: current.total },

@@ -259,7 +259,10 @@ async function bulkCancel(input: Record<string, unknown>, operator: Operator, de
   if (job.state === "running") {
     const run = runJob(db, deps.runners(), job, job.updatedAt);
     if (deps.waitUntil) deps.waitUntil(run);
-    else return jsonResponse({ job: jobView(await run) }, 200);
+    else {
+      const ran = await run;
+      return jsonResponse({ job: jobView(ran) }, ran.state === "done" ? 200 : 202);
+    }
   }
   return jsonResponse({ job: jobView(job) }, 202);
 }
@@ -381,7 +384,7 @@ function jobView(job: BulkJob) {
     kind: job.kind,
     actor: job.actor,
     where: job.filter,
-    state: job.state,
+    state: job.state === "waiting" ? "running" : job.state,
     total: job.total,
     done: job.done,
     failed: job.failed,
