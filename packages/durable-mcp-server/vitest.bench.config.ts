@@ -7,7 +7,14 @@ export default defineConfig({
     cloudflareTest({
       wrangler: { configPath: "./test/wrangler.jsonc" },
       // The catalog's migrations, as the tests apply them (bench/catalog-scale.bench.ts, bench/task-list.bench.ts).
-      miniflare: { bindings: { CATALOG_MIGRATIONS: await readD1Migrations("./migrations/catalog") } },
+      // BENCH_CATALOG_ROWS / BENCH_BULK_TASKS size the catalog scale bench (the shell's values, as bindings).
+      miniflare: {
+        bindings: {
+          CATALOG_MIGRATIONS: await readD1Migrations("./migrations/catalog"),
+          BENCH_CATALOG_ROWS: process.env.BENCH_CATALOG_ROWS ?? "",
+          BENCH_BULK_TASKS: process.env.BENCH_BULK_TASKS ?? "",
+        },
+      },
     }),
   ],
   test: { include: ["bench/**/*.bench.ts"], testTimeout: 600_000, hookTimeout: 600_000 },

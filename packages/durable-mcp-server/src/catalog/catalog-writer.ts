@@ -30,19 +30,32 @@ export interface TaskSessionEntry {
   expiresAt: number;
 }
 
+/** A task's tags, filed in the tag side table (a task's tags never change: filing them again adds nothing). */
+const FILE_TAGS = `INSERT OR IGNORE INTO durable_mcp_task_tags (key, value, task_id)
+  SELECT key, value, ?1 FROM json_each(?2)`;
+
 /**
- * Upserts each change, and files each session entry (first one wins), in one batch; returns how many task rows it
- * changed (an older version changes none).
+ * Upserts each change, files its tags in the tag table (unless `fileTags` is false: a writer that filed them
+ * already) and each session entry (first one wins), in one batch; returns how many task rows it changed (an older
+ * version changes none).
  */
 export async function writeCatalogRows(
   db: D1Database,
   changes: readonly CatalogChange[],
   sessions: readonly TaskSessionEntry[] = [],
+  fileTags = true,
 ): Promise<number> {
   if (changes.length === 0 && sessions.length === 0) return 0;
   await ensureCatalogSchema(db);
   const now = Date.now();
   const statements = changes.map((change) => upsertStatement(db, change, now));
+  if (fileTags) {
+    for (const change of changes) {
+      if (Object.keys(change.tags).length > 0) {
+        statements.push(db.prepare(FILE_TAGS).bind(change.taskId, JSON.stringify(change.tags)));
+      }
+    }
+  }
   for (const entry of sessions) {
     statements.push(
       db
@@ -91,6 +104,7 @@ export async function deleteCatalogRow(db: D1Database, taskId: string): Promise<
   await db.batch([
     db.prepare("DELETE FROM durable_mcp_tasks WHERE task_id = ?").bind(taskId),
     db.prepare("DELETE FROM durable_mcp_task_sessions WHERE task_id = ?").bind(taskId),
+    db.prepare("DELETE FROM durable_mcp_task_tags WHERE task_id = ?").bind(taskId),
   ]);
 }
 
@@ -103,6 +117,11 @@ export async function sweepPurgedRows(db: D1Database, now: number): Promise<numb
   const [tasks] = await db.batch([
     db.prepare("DELETE FROM durable_mcp_tasks WHERE purge_at IS NOT NULL AND purge_at <= ?").bind(now),
     db.prepare("DELETE FROM durable_mcp_task_sessions WHERE expires_at <= ?").bind(now),
+    // Tags of rows gone (swept now, or deleted by a purge whose tag delete failed).
+    db.prepare(
+      `DELETE FROM durable_mcp_task_tags WHERE NOT EXISTS
+         (SELECT 1 FROM durable_mcp_tasks t WHERE t.task_id = durable_mcp_task_tags.task_id)`,
+    ),
   ]);
   return tasks!.meta.changes ?? 0;
 }

@@ -31,7 +31,10 @@ export class CatalogFeed {
   private pumping: Promise<void> | undefined;
   private dirty = false;
   private tags: Record<string, string> | undefined;
-  /** Whether this instance filed the task's session entry (an evicted instance's successor files it once more). */
+  /**
+   * Whether this instance filed the task's session entry and tags (an evicted instance's successor files them once
+   * more, which adds nothing).
+   */
   private sessionFiled = false;
 
   constructor(
@@ -100,8 +103,9 @@ export class CatalogFeed {
       if (!change) return;
       for (let attempt = 1; ; attempt++) {
         try {
+          // The session entry and the tags (which never change) go with this instance's first write only.
           const session = this.sessionFiled ? undefined : this.sessionEntry(change);
-          await writeCatalogRows(db, [change], session ? [session] : []);
+          await writeCatalogRows(db, [change], session ? [session] : [], !this.sessionFiled);
           this.sessionFiled = true;
           break;
         } catch (error) {

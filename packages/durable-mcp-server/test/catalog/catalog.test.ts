@@ -41,6 +41,7 @@ describe("the catalog's schema", () => {
       "durable_mcp_audit",
       "durable_mcp_jobs",
       "durable_mcp_task_sessions",
+      "durable_mcp_task_tags",
       "durable_mcp_tasks",
     ]);
   });
