@@ -17,5 +17,5 @@ export default defineConfig({
       },
     }),
   ],
-  test: { include: ["bench/**/*.bench.ts"], testTimeout: 600_000, hookTimeout: 600_000 },
+  test: { include: ["bench/**/*.bench.ts"], testTimeout: 2_400_000, hookTimeout: 600_000 },
 });
