@@ -12,6 +12,7 @@ export type {
 } from "./task-runner-rpc.js";
 export { defineTaskRunner } from "./task-runner.js";
 export type { HistoryExport } from "./task-history.js";
+export type { LifecycleOutcome } from "./task-lifecycle.js";
 export {
   defineTaskIndex,
   taskIndexOf,

@@ -5,6 +5,7 @@ import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
 import type { TaskRegistry } from "./task-definition.js";
 import type { HistoryExport } from "./task-history.js";
+import type { LifecycleOutcome } from "./task-lifecycle.js";
 import type { TaskText } from "./task-view.js";
 import type { NewTask } from "./task-store.js";
 import type { WebhookSettings } from "./webhook-urls.js";
@@ -79,6 +80,14 @@ export interface TaskRunnerRpc {
   update(access: TaskAccess, responses: Record<string, unknown>): Promise<UpdateOutcome | null>;
   /** The first ending wins; cancelling again is a no-op. */
   cancel(access: TaskAccess): Promise<boolean>;
+  /**
+   * An operator's pause: a live task stops at its next step boundary (a running step body finishes) and its due
+   * alarms wait; it reads `working` with a status message that says paused (`input_required` stays so). Pausing
+   * again changes nothing; a final task is refused. Null when the task is unknown.
+   */
+  pause(access: TaskAccess): Promise<LifecycleOutcome | null>;
+  /** Resumes a paused task where it stopped (not paused: no change); a final task is refused. Null: unknown. */
+  resume(access: TaskAccess): Promise<LifecycleOutcome | null>;
   /** The task plus the tool that created it, for views that name the tool. */
   inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null>;
   /** Resolves once the task is final or waits for input, or as it stands after `timeoutMs`. */

@@ -28,6 +28,7 @@ import { SEAM_HOST, warnLegacyTestingVariable, type SeamHost } from "./seam-host
 import { DEFAULT_WEBHOOK_SETTINGS } from "./webhook-urls.js";
 import { exportTaskHistory, type HistoryExport } from "./task-history.js";
 import { keptSessionKey } from "./session-key.js";
+import { pauseTask, resumeTask, type LifecycleOutcome } from "./task-lifecycle.js";
 
 // The TaskRunner Durable Object: its RPC methods (the contract is task-runner-rpc.ts) over the task's record, journal
 // and inbox. The run loop its alarm drives is task-run.ts; what a run hands the engine, engine-hosts.ts.
@@ -199,6 +200,18 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       if (!record) return false;
       if (this.run.finish({ status: "cancelled" })) await this.run.abort();
       return true;
+    }
+
+    /** An operator's pause: the run stops at its next step boundary (task-lifecycle.ts). Null: unknown task. */
+    async pause(access: TaskAccess): Promise<LifecycleOutcome | null> {
+      const record = this.owned(access);
+      return record ? pauseTask(this.site, this.run, record) : null;
+    }
+
+    /** An operator's resume: the task runs on from where it stopped. Null: unknown task. */
+    async resume(access: TaskAccess): Promise<LifecycleOutcome | null> {
+      const record = this.owned(access);
+      return record ? resumeTask(this.site, this.run, record) : null;
     }
 
     async inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null> {
