@@ -13,6 +13,7 @@ export type {
 export { defineTaskRunner } from "./task-runner.js";
 export type { HistoryExport } from "./task-history.js";
 export type { LifecycleOutcome } from "./task-lifecycle.js";
+export type { RestartPlan, RestartRefusal, RestartRequest, RestartSeed } from "./task-restart.js";
 export {
   defineTaskIndex,
   taskIndexOf,

@@ -15,6 +15,10 @@ import {
   type NewTask,
   type TaskText,
   type HistoryExport,
+  type LifecycleOutcome,
+  type RestartPlan,
+  type RestartRequest,
+  type RestartSeed,
 } from "../runner/index.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
@@ -119,6 +123,35 @@ export class RunnerClient {
 
   cancel(access: TaskAccess): Promise<boolean> {
     return this.call(access.taskId, (runner) => runner.cancel(access));
+  }
+
+  pause(access: TaskAccess): Promise<LifecycleOutcome | null> {
+    return this.call(access.taskId, (runner) => runner.pause(access));
+  }
+
+  resume(access: TaskAccess): Promise<LifecycleOutcome | null> {
+    return this.call(access.taskId, (runner) => runner.resume(access));
+  }
+
+  /** Retrying is safe: the same request key finds the same link and the same new task id. */
+  planRestart(access: TaskAccess, request: RestartRequest): Promise<RestartPlan | null> {
+    return this.call(access.taskId, (runner) => runner.planRestart(access, request));
+  }
+
+  /** Indexed first, then seeded, as `create` does; a repeat joins the task seeded already. */
+  async seedRestart(seed: RestartSeed): Promise<Task | null> {
+    const index = this.index;
+    if (index?.scope === "principal") {
+      const scope = { principal: seed.task.principal };
+      await this.retrying(seed.task.taskId, () =>
+        taskIndexOf(index.namespace, scope).add(seed.task.taskId, Date.now()),
+      );
+    }
+    return this.call(seed.task.taskId, (runner) => runner.seedRestart(seed));
+  }
+
+  confirmRestart(access: TaskAccess, restartedAs: string): Promise<boolean> {
+    return this.call(access.taskId, (runner) => runner.confirmRestart(access, restartedAs));
   }
 
   inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null> {
