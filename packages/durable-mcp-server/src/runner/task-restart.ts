@@ -1,6 +1,7 @@
 import type { FilesSettings } from "../files/file-service.js";
 import { decodePack, encodePack, type PackedStep } from "../steps/packed-steps.js";
 import { SPILLED_PREFIX, stepLabel } from "../steps/step-record.js";
+import { MAX_TASK_RESTARTS } from "../limits.js";
 import { toBase64Url } from "../util/encoding.js";
 import type { LinkedRestart, TaskLinks } from "./task-links.js";
 import { FINAL_STATUSES, type NewTask, type TaskRecord, type TaskStore } from "./task-store.js";
@@ -62,7 +63,7 @@ export interface RestartSeed {
   attempts: AttemptRow[];
 }
 
-export type RestartRefusal = "not_final" | "unknown_step" | "unsettled_step";
+export type RestartRefusal = "not_final" | "unknown_step" | "unsettled_step" | "too_many_restarts";
 export type RestartPlan = { seed: RestartSeed } | { refused: RestartRefusal; message: string };
 
 interface PlanSite {
@@ -87,7 +88,14 @@ export async function planRestart(
   }
   const cut = request.fromStep === null ? { rows: [] } : cutJournal(site.storage.sql, request.fromStep);
   if ("refused" in cut) return { ...cut, message: `task ${record.taskId}: ${cut.message}` };
-  const newTaskId = (await linkEntry(site.store, record, request)).taskId;
+  const entry = await linkEntry(site.store, record, request);
+  if (entry === null) {
+    return {
+      refused: "too_many_restarts",
+      message: `task ${record.taskId} was restarted or retried ${MAX_TASK_RESTARTS} times already: restart one of those`,
+    };
+  }
+  const newTaskId = entry.taskId;
   const rows = await copySpilled(site.env, files, record.taskId, newTaskId, cut.rows);
   const attempts = attemptsOf(site.storage.sql, rows);
   const links: TaskLinks =
@@ -122,12 +130,13 @@ export function confirmRestart(store: TaskStore, record: TaskRecord, newTaskId: 
 }
 
 /** The request's entry in the original's links: found again (same key, or a seeding that never finished), or new. */
-async function linkEntry(store: TaskStore, record: TaskRecord, request: RestartRequest): Promise<LinkedRestart> {
+async function linkEntry(store: TaskStore, record: TaskRecord, request: RestartRequest): Promise<LinkedRestart | null> {
   const matches = (made: LinkedRestart) =>
     made.fromStep === request.fromStep &&
     (request.requestKey !== null ? made.key === request.requestKey : !made.seeded);
   const found = record.links?.restarts?.find(matches);
   if (found) return found;
+  if ((record.links?.restarts?.length ?? 0) >= MAX_TASK_RESTARTS) return null;
   const key = request.requestKey ?? `#${(record.links?.restarts?.length ?? 0) + 1}`;
   const taskId = await restartTaskId(record.taskId, request.fromStep, key);
   // Read again after the await: another request may have linked its restart meanwhile.
@@ -135,6 +144,7 @@ async function linkEntry(store: TaskStore, record: TaskRecord, request: RestartR
   const restarts = latest.links?.restarts ?? [];
   const again = restarts.find(matches);
   if (again) return again;
+  if (restarts.length >= MAX_TASK_RESTARTS) return null;
   const made: LinkedRestart = { taskId, fromStep: request.fromStep, at: Date.now(), key, seeded: false };
   store.setLinks({ ...latest.links, restarts: [...restarts, made] });
   return made;

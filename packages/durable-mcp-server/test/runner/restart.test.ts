@@ -2,7 +2,7 @@
 // original's principal, tool and input, a journal cut cleanly before the chosen step (packed rows split at the cut),
 // and links both ways. A retried request makes no second task, a crash during the seeding leaves nothing half-made,
 // and bad requests (a running task, an unknown step, a purged task) change nothing. Real TaskRunners.
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { decodePack } from "../../src/steps/packed-steps.js";
 import { stepLabel } from "../../src/steps/step-record.js";
@@ -210,6 +210,27 @@ describe("bad requests change nothing", () => {
     expect(unknown).toMatchObject({ refused: "unknown_step" });
     expect((unknown as { message: string }).message).toMatch(/s0, s1/);
     expect(await unlinked(original)).toBeNull();
+
+    // MAX_TASK_RESTARTS: the links a task keeps in its row are bounded.
+    const made = Array.from({ length: 100 }, (_, i) => ({
+      taskId: `t${i}`,
+      fromStep: null,
+      at: 1,
+      key: `k${i}`,
+      seeded: true,
+    }));
+    await runInDurableObject(original.stub, (_, state) => {
+      state.storage.sql.exec("UPDATE task SET links = ?", JSON.stringify({ restarts: made }));
+    });
+    // The runner keeps its row in memory: a fresh instance reads the one written here.
+    await evictDurableObject(original.stub);
+    expect(await restartTask(runners, original.access, { fromStep: "s1", requestKey: null })).toMatchObject({
+      refused: "too_many_restarts",
+    });
+    // The same request as one already made still finds its task (here, a fake id): a repeat is not a new restart.
+    expect(await original.stub.planRestart(original.access, { fromStep: null, requestKey: "k7" })).toMatchObject({
+      seed: { task: { taskId: "t7" } },
+    });
 
     const purged = await startTask("pure_steps", { count: 2 }, { ttlMs: 50 });
     await waitForTask(purged, isFinal);
