@@ -10,6 +10,7 @@ import type { StepJournal } from "../steps/journal.js";
 import type { TaskEventSink } from "../task-events.js";
 import type { TaskDefinition } from "./task-definition.js";
 import { FINAL_STATUSES, type TaskRecord, type TaskStore } from "./task-store.js";
+import { liveMessage } from "./task-view.js";
 
 // A TaskRunner's hand-over to the task catalog (design/operations.md): after each change it bumps the task's catalog
 // version (in the object's KV storage, in the same synchronous section as the change, so it commits with it) and writes
@@ -137,7 +138,7 @@ export class CatalogFeed {
       tool: record.tool,
       principal: record.principal,
       status: record.status,
-      statusMessage: record.statusMessage?.slice(0, MAX_CATALOG_MESSAGE_LENGTH) ?? null,
+      statusMessage: liveMessage(record)?.slice(0, MAX_CATALOG_MESSAGE_LENGTH) ?? null,
       progress: record.progress,
       createdAt: record.createdAt,
       updatedAt: record.updatedAt,

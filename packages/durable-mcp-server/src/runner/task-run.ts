@@ -98,6 +98,8 @@ export class TaskRun<Env> {
       return this.arm(now);
     }
     if (FINAL_STATUSES.has(record.status)) return this.arm(now);
+    // Paused: nothing runs until the resume, which wakes the task; the alarm now waits for the TTL only.
+    if (record.pausedAt !== null) return this.arm(now);
     try {
       await this.runHandler(record, now);
       this.runFailures = 0;
@@ -149,6 +151,8 @@ export class TaskRun<Env> {
         now: () => Date.now(),
         // A run starts only on a live task, and a cancel reaches the instance that runs it, so memory suffices.
         isCancelled: () => this.cancelled,
+        // Read from the row at every new step: a pause that lands mid-run stops it at the next step boundary.
+        isPaused: () => site.store.read()?.pausedAt != null,
         setStatus: (message, progress) => {
           if (site.store.setMessage(message, progress ?? null, Date.now())) site.notify();
         },
@@ -226,7 +230,11 @@ export class TaskRun<Env> {
       next = record.purgeAt;
     } else {
       const expiresAt = expiryOf(record.createdAt, record.ttlMs);
-      const candidates = [this.site.journal.nextWake(), expiresAt, this.wakeRequested ? now : null];
+      // A paused task's due steps and wake requests wait for the resume (which re-arms); its TTL still runs.
+      const paused = record.pausedAt !== null;
+      const candidates = paused
+        ? [expiresAt]
+        : [this.site.journal.nextWake(), expiresAt, this.wakeRequested ? now : null];
       const due = candidates.filter((t): t is number => t !== null);
       next = due.length > 0 ? Math.min(...due) : null;
     }

@@ -16,6 +16,10 @@ import {
   type NewTask,
   type TaskText,
   type HistoryExport,
+  type LifecycleOutcome,
+  type RestartPlan,
+  type RestartRequest,
+  type RestartSeed,
 } from "../runner/index.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
@@ -154,6 +158,36 @@ export class RunnerClient {
 
   cancel(access: TaskAccess): Promise<boolean> {
     return this.call(access.taskId, (runner) => runner.cancel(access));
+  }
+
+  pause(access: TaskAccess): Promise<LifecycleOutcome | null> {
+    return this.call(access.taskId, (runner) => runner.pause(access));
+  }
+
+  resume(access: TaskAccess): Promise<LifecycleOutcome | null> {
+    return this.call(access.taskId, (runner) => runner.resume(access));
+  }
+
+  /** Retrying is safe: the same request key finds the same link and the same new task id. */
+  planRestart(access: TaskAccess, request: RestartRequest): Promise<RestartPlan | null> {
+    return this.call(access.taskId, (runner) => runner.planRestart(access, request));
+  }
+
+  /**
+   * Seeded as `create` creates: with lists from the catalog the runner files its row; with a per-principal TaskIndex,
+   * indexed first. A repeat joins the task seeded already.
+   */
+  async seedRestart(seed: RestartSeed): Promise<Task | null> {
+    const namespace = this.index?.catalog ? undefined : this.index?.namespace;
+    if (namespace && this.index?.scope === "principal") {
+      const scope = { principal: seed.task.principal };
+      await this.retrying(seed.task.taskId, () => taskIndexOf(namespace, scope).add(seed.task.taskId, Date.now()));
+    }
+    return this.call(seed.task.taskId, (runner) => runner.seedRestart(seed));
+  }
+
+  confirmRestart(access: TaskAccess, restartedAs: string): Promise<boolean> {
+    return this.call(access.taskId, (runner) => runner.confirmRestart(access, restartedAs));
   }
 
   inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null> {

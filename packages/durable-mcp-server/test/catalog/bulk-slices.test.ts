@@ -4,7 +4,7 @@
 import { SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { newTaskId } from "../../src/ids.js";
-import { cancellable, createJob, isStalled, readJob, runJob } from "../../src/operator/bulk-cancel.js";
+import { createJob, eligible, isStalled, readJob, runJob } from "../../src/operator/bulk-cancel.js";
 import { countMatching } from "../../src/catalog/catalog-queries.js";
 import { RunnerClient } from "../../src/tasks/runner-client.js";
 import { OPERATOR_TOKEN } from "../fixtures/catalog-app.js";
@@ -28,11 +28,11 @@ describe("a bulk cancel in slices", () => {
     for (const id of ids) await waitForRow(id, (row) => row !== null);
     const filter = { principal: [owner] };
     const now = Date.now();
-    const total = await countMatching(db, cancellable(filter, now), now);
+    const total = await countMatching(db, eligible("cancel", filter, now), now);
     expect(total).toBe(5);
 
     const runners = new RunnerClient(catalogEnv.CATALOG_TASK_RUNNER);
-    const job = await createJob(db, "slices-test", filter, total);
+    const job = await createJob(db, "slices-test", { kind: "cancel", fromStep: null }, filter, total);
     const first = await runJob(db, runners, job, job.updatedAt, 2);
     expect(first).toMatchObject({ state: "waiting", done: 2, failed: 0 });
     expect(isStalled(first, Date.now())).toBe(true);
@@ -62,7 +62,7 @@ describe("a bulk cancel in slices", () => {
     for (let i = 0; i < 3; i++) ids.push(await createCatalogTask("wait_long", { customer: "claim" }, owner));
     for (const id of ids) await waitForRow(id, (row) => row !== null);
     const runners = new RunnerClient(catalogEnv.CATALOG_TASK_RUNNER);
-    const job = await createJob(db, "claim-test", { principal: [owner] }, 3);
+    const job = await createJob(db, "claim-test", { kind: "cancel", fromStep: null }, { principal: [owner] }, 3);
     const first = await runJob(db, runners, job, job.updatedAt, 1);
     expect(first.state).toBe("waiting");
     // Two resumers read the same waiting job: the first claim wins, the stale one returns the job as stored.
