@@ -28,6 +28,8 @@ import { SEAM_HOST, warnLegacyTestingVariable, type SeamHost } from "./seam-host
 import { DEFAULT_WEBHOOK_SETTINGS } from "./webhook-urls.js";
 import { exportTaskHistory, type HistoryExport } from "./task-history.js";
 import { keptSessionKey } from "./session-key.js";
+import type { ChildEntry, NoticeBody } from "./child-shapes.js";
+import { receiveNotice } from "./child-tasks.js";
 
 // The TaskRunner Durable Object: its RPC methods (the contract is task-runner-rpc.ts) over the task's record, journal
 // and inbox. The run loop its alarm drives is task-run.ts; what a run hands the engine, engine-hosts.ts.
@@ -58,6 +60,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     files: options.files,
     webhooks: options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS,
     indexBinding: options.indexBinding,
+    runnerBinding: options.runnerBinding,
   };
 
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
@@ -253,6 +256,24 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         return { status: 404, body: { error: "unknown_task", message: "no such task" } };
       }
       return deliverWebhook(this.site, this.run, record, hook);
+    }
+
+    /** A child's final state (runner/child-outbox.ts): recorded once; "gone" when this object holds no such task. */
+    async childFinished(notice: NoticeBody): Promise<"recorded" | "gone"> {
+      const record = this.ready ? this.store.read() : null;
+      if (!record || record.taskId !== notice.parentId) return "gone";
+      const { store, journal, notify } = this.site;
+      const site = { store, journal, notify, links: this.run.links, sql: this.ctx.storage.sql };
+      await receiveNotice(site, this.run, record, notice);
+      return "recorded";
+    }
+
+    async children(taskId: string, principal?: string): Promise<ChildEntry[] | null> {
+      const record = this.ready ? this.store.read() : null;
+      if (!record || record.taskId !== taskId || (principal !== undefined && principal !== record.principal)) {
+        return null;
+      }
+      return this.run.links.list();
     }
 
     /**

@@ -41,9 +41,20 @@ export interface TaskRecord {
    * wire/input-capabilities.ts). Null: its questions are answered through the facade tools, so any kind may be asked.
    */
   clientCapabilities: ClientCapabilities | null;
+  /** The task that started this one with `step.invoke`; null for a task a client started. */
+  parent: ParentLink | null;
+}
+
+/** A child task's link to its parent: the parent's id, the invoke step's label, and how deep the child is (1 up). */
+export interface ParentLink {
+  taskId: string;
+  step: string;
+  depth: number;
 }
 
 export type NewTask = Pick<TaskRecord, "taskId" | "principal" | "tool" | "input" | "ttlMs" | "pollIntervalMs"> & {
+  /** Set for a child task (`step.invoke`): the parent it tells when it ends. */
+  parent?: ParentLink | null;
   origin?: string | null;
   /**
    * What the creating client declared it can answer: a 2026-07-28 request's `_meta` envelope capabilities, or a
@@ -75,6 +86,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   origin: string | null;
   step_key_salt: string | null;
   client_capabilities: string | null;
+  parent: string | null;
 }
 
 const LIVE = "status IN ('working', 'input_required')";
@@ -114,8 +126,8 @@ export class TaskStore {
     this.cached = undefined;
     this.sql.exec(
       `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms,
-         poll_interval_ms, origin, step_key_salt, client_capabilities)
-       VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, ?, ?)`,
+         poll_interval_ms, origin, step_key_salt, client_capabilities, parent)
+       VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, ?, ?, ?)`,
       task.taskId,
       task.principal,
       task.tool,
@@ -128,6 +140,7 @@ export class TaskStore {
       newStepKeySalt(),
       // Only what decides the questions is kept: a client's declaration may be large, the row must stay small.
       task.clientCapabilities ? JSON.stringify(questionCapabilities(task.clientCapabilities)) : null,
+      task.parent ? JSON.stringify(task.parent) : null,
     );
   }
 
@@ -199,5 +212,6 @@ function fromRow(row: TaskRow): TaskRecord {
     origin: row.origin ?? null,
     stepKeySalt: row.step_key_salt ?? null,
     clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as ClientCapabilities) : null,
+    parent: row.parent ? (JSON.parse(row.parent) as ParentLink) : null,
   };
 }

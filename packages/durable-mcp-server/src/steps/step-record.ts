@@ -29,8 +29,11 @@ export interface StepRecord {
   idempotencyKey?: string | null;
 }
 
-/** `event` and `webhook` are reserved for external events; `patch` is a `step.patched` marker. */
-export type StepKind = "do" | "sleep" | "input" | "event" | "webhook" | "patch";
+/**
+ * `event` and `webhook` are reserved for external events; `patch` is a `step.patched` marker; `invoke` is a child task
+ * (`step.invoke`).
+ */
+export type StepKind = "do" | "sleep" | "input" | "event" | "webhook" | "patch" | "invoke";
 
 /**
  * The `idempotency_key` of a step whose key is not stored: HMAC(salt, `${occurrence}:${name}`) is deterministic,
