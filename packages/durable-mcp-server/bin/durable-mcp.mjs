@@ -9,6 +9,7 @@ Usage:
                          [--sort -created|created|-updated|updated] [--limit N] [--all] [--json]
   durable-mcp tasks get ID [--json]
   durable-mcp tasks export ID              the task's history as JSON (the replay check's format)
+  durable-mcp tasks children ID [--json]   the child tasks it started (step.invoke) and their states
   durable-mcp tasks cancel ID… [--json]
   durable-mcp tasks cancel --where field=value… [--dry-run] [--json]
   durable-mcp tasks stuck [--working-for 15m] [--input-for 24h] [--alarm-grace 1m] [--json]
@@ -205,6 +206,20 @@ async function tasksExport(options, ids) {
   process.stdout.write(`${JSON.stringify(history, null, 2)}\n`);
 }
 
+const CHILD_COLUMNS = [
+  ["TASK", (c) => c.taskId],
+  ["STEP", (c) => c.step],
+  ["TOOL", (c) => c.task],
+  ["STATUS", (c) => c.status],
+  ["AGE", (c) => age(c.startedAt)],
+];
+
+async function tasksChildren(options, ids) {
+  if (ids.length !== 1) throw new CliError("tasks children takes one task id", EXIT.usage);
+  const { children } = await call(options, "GET", `/tasks/${encodeURIComponent(ids[0])}/children`);
+  print(options, children, () => (children.length === 0 ? "no child tasks" : table(children, CHILD_COLUMNS)));
+}
+
 async function tasksGet(options, ids) {
   if (ids.length !== 1) throw new CliError("tasks get takes one task id", EXIT.usage);
   const detail = await call(options, "GET", `/tasks/${encodeURIComponent(ids[0])}`);
@@ -366,6 +381,8 @@ async function main(argv) {
         return (await tasksGet(options, rest)) ?? EXIT.ok;
       case "export":
         return (await tasksExport(options, rest)) ?? EXIT.ok;
+      case "children":
+        return (await tasksChildren(options, rest)) ?? EXIT.ok;
       case "cancel":
         return tasksCancel(options, rest);
       case "stuck":

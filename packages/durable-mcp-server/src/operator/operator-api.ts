@@ -18,6 +18,7 @@ import {
 import type { RunnerClient } from "../tasks/runner-client.js";
 import { exportTaskHistory } from "../tasks/export-history.js";
 import { TaskHistoryError } from "../errors/history-errors.js";
+import { taskChildren } from "./task-children.js";
 import { readJsonBody } from "../wire/json-body.js";
 import { appendAudit, readAudit } from "./audit-log.js";
 import { cancellable, createJob, isStalled, readJob, runJob, type BulkJob } from "./bulk-cancel.js";
@@ -43,7 +44,7 @@ export interface OperatorDeps {
   waitUntil?: (promise: Promise<unknown>) => void;
 }
 
-const TASK_ROUTE = /^\/tasks\/([A-Za-z0-9_-]{1,128})(\/cancel|\/history)?$/;
+const TASK_ROUTE = /^\/tasks\/([A-Za-z0-9_-]{1,128})(\/cancel|\/history|\/children)?$/;
 const JOB_ROUTE = /^\/cancellations\/([0-9a-f-]{36})$/;
 const MAX_OPERATOR_BODY_BYTES = 64 * 1024;
 
@@ -153,6 +154,11 @@ async function route_(
   const task = TASK_ROUTE.exec(route);
   if (task) {
     const taskId = task[1]!;
+    if (task[2] === "/children") {
+      expect(get, "GET");
+      allowOnly(params, ["principal"]);
+      return taskChildren(deps.runners(), taskId, await principalOf(taskId, params.get("principal"), deps));
+    }
     if (task[2] === "/history") {
       expect(get, "GET");
       allowOnly(params, ["principal"]);
