@@ -34,11 +34,12 @@ export async function invokeStep(core: StepCore, name: string, options: InvokeOp
   if (!POLICIES.has(onParentCancel)) {
     throw new TypeError(`step "${name}": onParentCancel must be "cancel" or "abandon", got ${String(onParentCancel)}`);
   }
-  const host = core.host.invoke;
-  if (!host) throw new Error(`step "${name}": this TaskRunner cannot start child tasks (it has no runnerBinding)`);
   const entered = enterStep(core, name, "invoke");
   const { occurrence, record, label } = entered instanceof Promise ? await entered : entered;
   if (record) return journaledOutcome(core, record, label);
+  // Only a new invoke needs the runner (a replay check has none, and reads journaled invokes only).
+  const host = core.host.invoke;
+  if (!host) throw new Error(`step "${label}": this TaskRunner cannot start child tasks (it has no runnerBinding)`);
   // Counted in flight while the child is created, so that the run cannot suspend under this step.
   core.workStarted();
   let started: { childId: string } | ChildRefusal;

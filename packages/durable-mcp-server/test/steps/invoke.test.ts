@@ -8,6 +8,10 @@ import { RunnerClient } from "../../src/tasks/runner-client.js";
 import { sendTaskEvent } from "../../src/tasks/send-event.js";
 import { fixtureEnv } from "../helpers.js";
 import { childOf, journalOf, textOf } from "./invoke-helpers.js";
+import { exportTaskHistory } from "../../src/tasks/export-history.js";
+import { replayHistory } from "../../src/testing/replay-history.js";
+import { taskDefinitionOf, type TaskRegistry } from "../../src/runner/task-definition.js";
+import { invokeTasks } from "../fixtures/invoke-tasks.js";
 
 const runners = new RunnerClient(fixtureEnv.TASK_RUNNER);
 const send = (taskId: string, type: string, payload: unknown = null) =>
@@ -125,5 +129,20 @@ describe("step.invoke", () => {
       async () => (await abandoning.stub.children(abandoning.taskId))![0]!.status === "completed",
     );
     expect((await abandoning.stub.get(abandoning.access))!.status).toBe("cancelled");
+  });
+
+  it("exports a history with its invoke, which the replay check reads without starting a child", async () => {
+    const parent = await startTask("parent_invoke", { childInput: { value: 5 } });
+    await waitForTask(parent, isFinal);
+    const history = await exportTaskHistory(runners, parent.taskId, { principal: "alice" });
+    expect(history.steps.map((step) => [step.name, step.kind, step.state])).toEqual([
+      ["child", "invoke", "done"],
+      ["got", "do", "done"],
+    ]);
+    const probes = { hit: async () => 0 };
+    const definitions = new Map(invokeTasks.map((make) => [make(() => probes).name, make(() => probes)]));
+    const server: TaskRegistry = { [taskDefinitionOf]: (name) => definitions.get(name) };
+    expect(await replayHistory(server, history)).toEqual({ compatible: true });
+    expect(await parent.probe.count("child-runs")).toBe(1);
   });
 });
