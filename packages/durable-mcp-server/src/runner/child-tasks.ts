@@ -2,7 +2,7 @@ import { INVOKE_WAKE_MAX_MS, INVOKE_WAKE_PER_CHILD_MS, MAX_CHILDREN_PER_TASK, MA
 import type { ChildNotice, ChildRefusal, ChildSpec, InvokeHost } from "../steps/engine-host.js";
 import { childOutcome } from "../steps/invoke-step.js";
 import type { StepJournal } from "../steps/journal.js";
-import { parseStepLabel } from "../steps/step-record.js";
+import { parseStepLabel, stepLabel, type StepTimelineEntry } from "../steps/step-record.js";
 import type { TaskEventSink } from "../task-events.js";
 import { toBase64Url } from "../util/encoding.js";
 import type { Outbox } from "./child-outbox.js";
@@ -266,4 +266,15 @@ export function owedOnEnding(outbox: Outbox, links: ChildLinks, ended: TaskRecor
   for (const childId of links.cancellable()) {
     outbox.add(childId, "cancel", { taskId: childId, principal: ended.principal }, now);
   }
+}
+
+/** The timeline with each invoke step's child (the task page draws the tree from it: parent, children, states). */
+export function withChildren<T extends { steps: StepTimelineEntry[] }>(timeline: T, links: ChildLinks): T {
+  if (!timeline.steps.some((step) => step.kind === "invoke")) return timeline;
+  const byStep = new Map(links.list().map((child) => [child.step, child]));
+  for (const step of timeline.steps) {
+    const child = step.kind === "invoke" ? byStep.get(stepLabel(step.name, step.occurrence)) : undefined;
+    if (child) step.child = { taskId: child.taskId, task: child.task, status: child.status };
+  }
+  return timeline;
 }

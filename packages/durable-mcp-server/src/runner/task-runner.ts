@@ -29,7 +29,7 @@ import { DEFAULT_WEBHOOK_SETTINGS } from "./webhook-urls.js";
 import { exportTaskHistory, type HistoryExport } from "./task-history.js";
 import { keptSessionKey } from "./session-key.js";
 import type { ChildEntry, NoticeBody } from "./child-shapes.js";
-import { receiveNotice } from "./child-tasks.js";
+import { receiveNotice, withChildren } from "./child-tasks.js";
 
 // The TaskRunner Durable Object: its RPC methods (the contract is task-runner-rpc.ts) over the task's record, journal
 // and inbox. The run loop its alarm drives is task-run.ts; what a run hands the engine, engine-hosts.ts.
@@ -174,7 +174,12 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const record = this.owned(access);
       if (!record) return null;
       const task = this.detailed(record);
-      if (query.steps) task._meta = { ...task._meta, [STEPS_META]: this.journal.timeline(TIMELINE_LIMIT) };
+      if (query.steps) {
+        task._meta = {
+          ...task._meta,
+          [STEPS_META]: withChildren(this.journal.timeline(TIMELINE_LIMIT), this.run.links),
+        };
+      }
       return task;
     }
 

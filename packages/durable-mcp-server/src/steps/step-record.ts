@@ -88,6 +88,8 @@ export interface StepTimelineEntry {
   attemptHistory?: AttemptHistoryEntry[];
   /** Bytes of the journaled result (a `do` result or an input answer) when kept in SQLite; null otherwise. */
   resultBytes?: number | null;
+  /** An `invoke` step's child: its task id and its state as the parent knows it (`working` until it told). */
+  child?: { taskId: string; task: string; status: "working" | "completed" | "failed" | "cancelled" };
 }
 
 /**

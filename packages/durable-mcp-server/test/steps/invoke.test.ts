@@ -2,7 +2,7 @@
 // result journaled in the parent once, failures and timeouts as ChildTaskError, refusals as InvokeError with nothing
 // started, and the parent's ending cancelling or abandoning the child by policy.
 import { describe, expect, it } from "vitest";
-import { PARENT_TASK_META } from "../../src/wire/meta-keys.js";
+import { PARENT_TASK_META, STEPS_META } from "../../src/wire/meta-keys.js";
 import { isFinal, startTask, waitForTask } from "../helpers.js";
 import { RunnerClient } from "../../src/tasks/runner-client.js";
 import { sendTaskEvent } from "../../src/tasks/send-event.js";
@@ -35,6 +35,14 @@ describe("step.invoke", () => {
       { name: "child", kind: "invoke", state: "done" },
       { name: "got", kind: "do", state: "done" },
     ]);
+    // The parent's step timeline names the child, for the task page's tree.
+    const steps = (await parent.stub.get(parent.access, { steps: true }))!._meta?.[STEPS_META] as {
+      steps: { kind: string; child?: unknown }[];
+    };
+    expect(steps.steps[0]).toMatchObject({
+      kind: "invoke",
+      child: { taskId: child.taskId, task: "child_echo", status: "completed" },
+    });
     expect(await parent.stub.children(parent.taskId)).toMatchObject([
       { taskId: child.taskId, step: "child", task: "child_echo", onParentCancel: "cancel", status: "completed" },
     ]);
