@@ -88,6 +88,10 @@ export class ChildLinks {
     return { childId, status: row.status as ChildNotice["status"], result: row.result, error: row.error };
   }
 
+  has(childId: string): boolean {
+    return this.sql.exec("SELECT 1 FROM children WHERE child_id = ?", childId).toArray().length > 0;
+  }
+
   count(): number {
     return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM children").one().n;
   }
@@ -175,7 +179,7 @@ async function startChild(
   }
   const childId = await childIdFor(parent.taskId, spec.label);
   const now = Date.now();
-  if (links.take(childId) === null && links.count() >= MAX_CHILDREN_PER_TASK) {
+  if (!links.has(childId) && links.count() >= MAX_CHILDREN_PER_TASK) {
     return { refused: "too_many_children", message: `a task starts at most ${MAX_CHILDREN_PER_TASK} child tasks` };
   }
   links.begin(childId, spec, now);

@@ -1,4 +1,5 @@
 import { ChildTaskError, InvokeError, type ChildTaskEnding, type InvokeRefusal } from "../errors/invoke-errors.js";
+import { MAX_STEP_RESULT_BYTES } from "../limits.js";
 import { toMilliseconds } from "./duration.js";
 import type { ChildNotice, ChildRefusal } from "./engine-host.js";
 import type { StepRecord, StepState } from "./step-record.js";
@@ -134,6 +135,10 @@ export function childOutcome(
   if (result?.isError) {
     const envelope = result.structuredContent?.error;
     return failed("failed", envelope?.code ?? "tool_error", envelope?.message ?? "child task returned an error");
+  }
+  // The result becomes a journal row of the parent: held to a step result's limit, whatever the child could return.
+  if (notice.result !== null && new TextEncoder().encode(notice.result).byteLength > MAX_STEP_RESULT_BYTES) {
+    return failed("failed", "result_too_large", `the child's result is larger than ${MAX_STEP_RESULT_BYTES} bytes`);
   }
   return { state: "done", result: notice.result, error: null, wakeAt: null };
 }
