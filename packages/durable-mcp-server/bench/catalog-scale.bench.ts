@@ -103,6 +103,27 @@ beforeAll(async () => {
   console.log(`[bench] seeded ${ROWS} catalog rows in ${((performance.now() - begin) / 1000).toFixed(1)} s`);
 });
 
+/** Prints SQLite's plan for a query. */
+async function explainPlan(name: string, sql: string, ...params: unknown[]) {
+  const plan = await db
+    .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    .bind(...params)
+    .all<{ detail: string }>();
+  console.log(`[bench] plan, ${name}: ${plan.results.map((r) => r.detail).join(" | ")}`);
+}
+
+/** One call of the operator API of the catalog fixture. */
+async function operator(path: string, body?: unknown) {
+  const response = await SELF.fetch(`http://fixture.test/catalog/operator${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return (await response.json()) as {
+    job: { jobId: string; state: string; done: number; failed: number; total: number };
+  };
+}
+
 describe(`the catalog at ${ROWS} rows`, () => {
   it("filtered first pages, counts and the stuck query, next to a point query", async () => {
     const now = Date.now();
@@ -151,21 +172,14 @@ describe(`the catalog at ${ROWS} rows`, () => {
       );
     }
     // The plans behind the figures (SQLite's EXPLAIN QUERY PLAN), for whoever tunes the indexes next.
-    const explain = async (name: string, sql: string, ...params: unknown[]) => {
-      const plan = await db
-        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-        .bind(...params)
-        .all<{ detail: string }>();
-      console.log(`[bench] plan, ${name}: ${plan.results.map((r) => r.detail).join(" | ")}`);
-    };
     const live = "(purge_at IS NULL OR purge_at > ?)";
-    await explain(
+    await explainPlan(
       "status=failed page",
       `SELECT * FROM durable_mcp_tasks WHERE ${live} AND status IN (?) ORDER BY created_at DESC, task_id DESC LIMIT 51`,
       now,
       "failed",
     );
-    await explain(
+    await explainPlan(
       "text page",
       `SELECT * FROM durable_mcp_tasks WHERE ${live} AND (instr(task_id, ?) > 0 OR instr(COALESCE(status_message, ''), ?) > 0)
        ORDER BY created_at DESC, task_id DESC LIMIT 51`,
@@ -173,13 +187,13 @@ describe(`the catalog at ${ROWS} rows`, () => {
       "timeout",
       "timeout",
     );
-    await explain(
+    await explainPlan(
       "counts, last day",
       `SELECT status, tool, COUNT(*) FROM durable_mcp_tasks WHERE ${live} AND created_at >= ? GROUP BY status, tool`,
       now,
       now - DAY,
     );
-    await explain(
+    await explainPlan(
       "stuck",
       `SELECT task_id FROM durable_mcp_tasks WHERE status IN ('working', 'input_required') AND ${live}
        AND (status = 'working' AND MAX(updated_at, COALESCE(step_updated_at, 0)) < ?)
@@ -229,16 +243,6 @@ describe(`the catalog at ${ROWS} rows`, () => {
       `[bench] created ${BULK} tasks (32 at a time) in ${(createdMs / 1000).toFixed(1)} s; all filed ${((performance.now() - filedBegin) / 1000).toFixed(1)} s later`,
     );
 
-    const operator = async (path: string, body?: unknown) => {
-      const response = await SELF.fetch(`http://fixture.test/catalog/operator${path}`, {
-        method: body === undefined ? "GET" : "POST",
-        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return (await response.json()) as {
-        job: { jobId: string; state: string; done: number; failed: number; total: number };
-      };
-    };
     const started = performance.now();
     let { job } = await operator("/cancellations", { where: { principal: owner } });
     expect(job.total).toBe(BULK);

@@ -1,6 +1,7 @@
 // The durable-mcp CLI's commands (bin/durable-mcp.mjs routes to them): each reads its options, calls the operator
 // API (cli-core.mjs) and prints a table or, with --json, the API's JSON; the value returned is the exit code.
 import {
+  age,
   call,
   CliError,
   EXIT,
@@ -38,6 +39,21 @@ export async function tasksExport(options, ids) {
   const history = await call(options, "GET", `/tasks/${encodeURIComponent(ids[0])}/history`);
   // Always JSON: the file an author commits and replays with replayHistory (docs/testing.md).
   process.stdout.write(`${JSON.stringify(history, null, 2)}\n`);
+}
+
+const CHILD_COLUMNS = [
+  ["TASK", (c) => c.taskId],
+  ["STEP", (c) => c.step],
+  ["TOOL", (c) => c.task],
+  ["STATUS", (c) => c.status],
+  ["AGE", (c) => age(c.startedAt)],
+];
+
+/** The child tasks one task started with step.invoke, as its runner keeps them. */
+export async function tasksChildren(options, ids) {
+  if (ids.length !== 1) throw new CliError("tasks children takes one task id", EXIT.usage);
+  const { children } = await call(options, "GET", `/tasks/${encodeURIComponent(ids[0])}/children`);
+  print(options, children, () => (children.length === 0 ? "no child tasks" : table(children, CHILD_COLUMNS)));
 }
 
 export async function tasksGet(options, ids) {

@@ -131,7 +131,7 @@ export function whereOf(options) {
   return where;
 }
 
-function age(iso) {
+export function age(iso) {
   if (!iso) return "-";
   const ms = Date.now() - Date.parse(iso);
   if (ms < 60_000) return `${Math.max(0, Math.round(ms / 1000))}s`;

@@ -9,6 +9,7 @@ Usage:
                          [--sort -created|created|-updated|updated] [--limit N] [--all] [--json]
   durable-mcp tasks get ID [--json]
   durable-mcp tasks export ID              the task's history as JSON (the replay check's format)
+  durable-mcp tasks children ID [--json]   the child tasks it started (step.invoke) and their states
   durable-mcp tasks cancel ID… [--json]
   durable-mcp tasks cancel --where field=value… [--dry-run] [--json]
   durable-mcp tasks pause|resume ID… [--json]          pause at the next step boundary; resume where it stopped
@@ -34,7 +35,17 @@ Exit codes: 0 done; 1 the server refused or failed (4xx/5xx not below); 2 usage 
 reach the server; 8 the task's state refused the action (409: pause of a final task, restart of a running one).`;
 
 import { CliError, EXIT, parseArgs } from "./cli-core.mjs";
-import { audit, reconcile, stats, tasksCancel, tasksExport, tasksGet, tasksList, tasksStuck } from "./cli-actions.mjs";
+import {
+  audit,
+  reconcile,
+  stats,
+  tasksCancel,
+  tasksChildren,
+  tasksExport,
+  tasksGet,
+  tasksList,
+  tasksStuck,
+} from "./cli-actions.mjs";
 import { tasksAct } from "./cli-lifecycle.mjs";
 
 async function main(argv) {
@@ -52,6 +63,8 @@ async function main(argv) {
         return (await tasksGet(options, rest)) ?? EXIT.ok;
       case "export":
         return (await tasksExport(options, rest)) ?? EXIT.ok;
+      case "children":
+        return (await tasksChildren(options, rest)) ?? EXIT.ok;
       case "cancel":
         return tasksCancel(options, rest);
       case "stuck":

@@ -1,6 +1,6 @@
 // The public surface of durable-mcp-server. Everything not exported here is internal.
 export { McpServer } from "./server/mcp-server.js";
-export { IDEMPOTENCY_KEY_META, LINKS_META, PROGRESS_META, STEPS_META } from "./wire/meta-keys.js";
+export { IDEMPOTENCY_KEY_META, LINKS_META, PARENT_TASK_META, PROGRESS_META, STEPS_META } from "./wire/meta-keys.js";
 export type {
   DurableMcpServerOptions,
   FallbackPolicy,
@@ -25,6 +25,8 @@ export { TaskHistoryError, type TaskHistoryProblem } from "./errors/history-erro
 export type { AuthenticateOperator, Operator, OperatorOptions } from "./operator/operator-access.js";
 export { EventRefusedError, EventTimeoutError } from "./errors/event-errors.js";
 export type { EventRefusal } from "./errors/event-errors.js";
+export { ChildTaskError, InvokeError } from "./errors/invoke-errors.js";
+export type { ChildTaskEnding, InvokeRefusal } from "./errors/invoke-errors.js";
 export type { TaskRunnerClass, TaskRunnerRpc } from "./runner/index.js";
 export type { FileRunnerClass, FileRunnerRpc } from "./file-runner/index.js";
 export type { TaskEventLevel } from "./task-events.js";
@@ -36,6 +38,8 @@ export type {
   ElicitResult,
   InputOptions,
   InputRequest,
+  InvokeOptions,
+  InvokeResult,
   Serializable,
   Step,
   StepAttempt,

@@ -194,3 +194,18 @@ export const MAX_STREAMS_PER_PRINCIPAL = 64;
  * dropped) at the next write, so within this long (runner/task-stream.ts).
  */
 export const WATCH_PING_MS = 2_000;
+
+// --- Child tasks (steps/invoke-step.ts, runner/child-tasks.ts, runner/child-outbox.ts) ---
+/** How deep `step.invoke` may nest: a task started by `step.invoke` is at depth 1, its own child at 2, … */
+export const MAX_INVOKE_DEPTH = 8;
+/** `step.invoke` calls one task may make over its life; one more throws InvokeError `too_many_children`. */
+export const MAX_CHILDREN_PER_TASK = 1000;
+/**
+ * A parent with k children still waiting wakes at most once per k × this (up to INVOKE_WAKE_MAX_MS) when one of them
+ * reports, and at once when its last waiting child does: n children cost O(n) replay work, not O(n²).
+ */
+export const INVOKE_WAKE_PER_CHILD_MS = 5;
+export const INVOKE_WAKE_MAX_MS = 1000;
+/** A child's notice to its parent is retried by the child's alarm, backing off from this to OUTBOX_MAX_DELAY_MS. */
+export const OUTBOX_BASE_DELAY_MS = 200;
+export const OUTBOX_MAX_DELAY_MS = 60_000;

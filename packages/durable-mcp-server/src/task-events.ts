@@ -38,7 +38,15 @@ export type TaskEventName =
   | "catalog_tags_refused"
   | "replay_out_of_order"
   | "replay_unclaimed"
-  | "replay_divergence_ignored";
+  | "replay_divergence_ignored"
+  | "invoke_waiting"
+  | "invoke_finished"
+  | "invoke_timed_out"
+  | "invoke_refused"
+  | "child_notice_received"
+  | "child_notice_dropped"
+  | "child_cancel_dropped"
+  | "outbox_retry";
 
 /**
  * How much a TaskRunner logs. "problems" (the default): what an operator must act on or look into — every warning
@@ -77,6 +85,11 @@ const WARNINGS: ReadonlySet<TaskEventName> = new Set([
   "replay_out_of_order",
   "replay_unclaimed",
   "replay_divergence_ignored",
+  "invoke_timed_out",
+  "invoke_refused",
+  "child_notice_dropped",
+  "child_cancel_dropped",
+  "outbox_retry",
 ]);
 
 export type TaskEventFields = Record<string, string | number | boolean | null | undefined>;

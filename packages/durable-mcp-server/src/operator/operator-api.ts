@@ -2,7 +2,7 @@ import { MAX_BULK_TASKS, MAX_OPERATOR_PAGE_SIZE } from "../limits.js";
 import { operatorOf, type Operator, type OperatorSettings } from "./operator-access.js";
 import { errorResponse, jsonResponse, OperatorError } from "./operator-errors.js";
 import { allowOnly, expect, noParams, type OperatorDeps } from "./operator-http.js";
-import { audit, detail, history, listTasks, stats, stuck } from "./operator-reads.js";
+import { audit, children, detail, history, listTasks, stats, stuck } from "./operator-reads.js";
 import { actOnTask, readJobRoute, reconcile, startJob } from "./operator-writes.js";
 import type { BulkAction } from "./task-actions.js";
 
@@ -11,7 +11,7 @@ import type { BulkAction } from "./task-actions.js";
 
 export type { OperatorDeps };
 
-const TASK_ROUTE = /^\/tasks\/([A-Za-z0-9_-]{1,128})(?:\/(cancel|pause|resume|retry|restart|history))?$/;
+const TASK_ROUTE = /^\/tasks\/([A-Za-z0-9_-]{1,128})(?:\/(cancel|pause|resume|retry|restart|history|children))?$/;
 const JOB_ROUTE = /^\/(?:cancellations|jobs)\/([0-9a-f-]{36})$/;
 
 export async function serveOperator<Env>(
@@ -86,10 +86,11 @@ async function route_(
   const task = TASK_ROUTE.exec(route);
   if (task) {
     const [, taskId, action] = task as unknown as [string, string, string | undefined];
-    if (action === undefined || action === "history") {
+    if (action === undefined || action === "history" || action === "children") {
       expect(get, "GET");
       allowOnly(params, ["principal"]);
-      return action ? history(taskId, params.get("principal"), deps) : detail(taskId, params.get("principal"), deps);
+      const read = action === "history" ? history : action === "children" ? children : detail;
+      return read(taskId, params.get("principal"), deps);
     }
     expect(post, "POST");
     noParams(params);

@@ -6,6 +6,7 @@ import { exportTaskHistory } from "../tasks/export-history.js";
 import { readAudit } from "./audit-log.js";
 import { OperatorError, jsonResponse } from "./operator-errors.js";
 import { allowOnly, catalog, iso, principalOf, type OperatorDeps } from "./operator-http.js";
+import { taskChildren } from "./task-children.js";
 import { decodeCursor, encodeCursor, readDuration, readFilter, readLimit, readSort } from "./operator-query.js";
 
 // The operator API's reads: lists, counts and stuck tasks from the catalog; the audit log; one task's detail and
@@ -100,4 +101,9 @@ export function view(row: CatalogRow) {
     version: row.version,
     lagMs: row.writtenAt - row.updatedAt,
   };
+}
+
+/** The children a task started with `step.invoke`, from its runner (task-children.ts). */
+export async function children(taskId: string, principal: string | null, deps: OperatorDeps): Promise<Response> {
+  return taskChildren(deps.runners(), taskId, await principalOf(taskId, principal, deps));
 }

@@ -69,6 +69,7 @@ export function durableMcp<Env>(
     indexBinding: taskList === "principal" ? indexBinding : undefined,
     webhooks,
     catalogBinding,
+    runnerBinding: bindingName,
   });
   const endpoint = mcpEndpoint(createServer, options, settings);
 

@@ -36,3 +36,4 @@ export { catalogDatabase } from "./catalog-feed.js";
 export { readSessionKey } from "./session-key.js";
 export { eventPayloadProblem } from "./event-payload.js";
 export { SEAM_HOST, TESTING_SEAM, type SeamHost } from "./seam-host.js";
+export type { ChildEntry } from "./child-shapes.js";

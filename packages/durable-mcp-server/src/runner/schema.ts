@@ -7,6 +7,27 @@ import {
   type VersionedSchema,
 } from "../storage/migrations.js";
 
+/** The tables of child tasks (migration 13), made the same way by the migration and by CURRENT. */
+const CHILD_TABLES = `CREATE TABLE children (
+     child_id TEXT PRIMARY KEY,
+     step TEXT NOT NULL,
+     task TEXT NOT NULL,
+     policy TEXT NOT NULL CHECK (policy IN ('cancel', 'abandon')),
+     started_at INTEGER NOT NULL,
+     status TEXT CHECK (status IN ('completed', 'failed', 'cancelled')),
+     result TEXT,
+     error TEXT,
+     finished_at INTEGER
+   ) WITHOUT ROWID;
+   CREATE TABLE outbox (
+     seq INTEGER PRIMARY KEY,
+     target TEXT NOT NULL,
+     kind TEXT NOT NULL CHECK (kind IN ('notice', 'cancel')),
+     body TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_at INTEGER NOT NULL
+   );`;
+
 /**
  * Versioned schema of a TaskRunner's SQLite database (see storage/migrations.ts).
  * 1: the task record and the step journal. 2: an index over waiting steps (next wake, pending inputs).
@@ -23,6 +44,8 @@ import {
  * 12: outcomes the testing seam injected, apart from the journal (steps/injected-outcomes.ts).
  * 13: an operator's pause (`paused_at`) and the task's links to the tasks it was restarted or retried from or as
  *     (`links`, JSON: runner/task-links.ts).
+ * 14: child tasks (`step.invoke`): the step kind `invoke` (a rebuilt table), the task's `parent`, the children it
+ *     started (`children`) and the messages it owes other tasks (`outbox`: runner/child-outbox.ts).
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -172,6 +195,38 @@ const MIGRATIONS: readonly Migration[] = [
   // paused and has no links: NULL in both.
   `ALTER TABLE task ADD COLUMN paused_at INTEGER;
    ALTER TABLE task ADD COLUMN links TEXT;`,
+  // Child tasks. SQLite cannot alter a CHECK constraint, so the journal is rebuilt as in migrations 6 and 10, only to
+  // allow the kind `invoke`: every row keeps its seq (journal order) and every column. A task's `parent` (JSON
+  // `{ taskId, step, depth }`, NULL for a task a client started); the children it started, each with its final state
+  // once it told (runner/child-tasks.ts); and its outbox: a child's notice to its parent, or a parent's cancel of a
+  // child, written with the state that owes it and retried by the alarm until the other task has it.
+  `CREATE TABLE steps_v14 (
+     seq INTEGER PRIMARY KEY,
+     name TEXT NOT NULL,
+     occurrence INTEGER NOT NULL CHECK (occurrence >= 0),
+     kind TEXT NOT NULL CHECK (kind IN ('do', 'sleep', 'input', 'event', 'webhook', 'patch', 'invoke')),
+     state TEXT NOT NULL CHECK (state IN ('running', 'waiting', 'done', 'failed')),
+     attempts INTEGER NOT NULL DEFAULT 0,
+     result TEXT,
+     error TEXT,
+     wake_at INTEGER,
+     request TEXT,
+     updated_at INTEGER NOT NULL,
+     started_at INTEGER,
+     idempotency_key TEXT,
+     attempt_started_at INTEGER,
+     pack TEXT,
+     UNIQUE (name, occurrence)
+   );
+   INSERT INTO steps_v14 (seq, name, occurrence, kind, state, attempts, result, error, wake_at, request, updated_at,
+       started_at, idempotency_key, attempt_started_at, pack)
+     SELECT seq, name, occurrence, kind, state, attempts, result, error, wake_at, request, updated_at, started_at,
+       idempotency_key, attempt_started_at, pack FROM steps ORDER BY seq;
+   DROP TABLE steps;
+   ALTER TABLE steps_v14 RENAME TO steps;
+   CREATE INDEX steps_waiting ON steps (wake_at) WHERE state = 'waiting';
+   ALTER TABLE task ADD COLUMN parent TEXT;
+   ${CHILD_TABLES}`,
 ];
 
 /**
@@ -199,13 +254,14 @@ const CURRENT = `CREATE TABLE task (
      step_key_salt TEXT,
      client_capabilities TEXT,
      paused_at INTEGER,
-     links TEXT
+     links TEXT,
+     parent TEXT
    );
    CREATE TABLE steps (
      seq INTEGER PRIMARY KEY,
      name TEXT NOT NULL,
      occurrence INTEGER NOT NULL CHECK (occurrence >= 0),
-     kind TEXT NOT NULL CHECK (kind IN ('do', 'sleep', 'input', 'event', 'webhook', 'patch')),
+     kind TEXT NOT NULL CHECK (kind IN ('do', 'sleep', 'input', 'event', 'webhook', 'patch', 'invoke')),
      state TEXT NOT NULL CHECK (state IN ('running', 'waiting', 'done', 'failed')),
      attempts INTEGER NOT NULL DEFAULT 0,
      result TEXT,
@@ -251,7 +307,8 @@ const CURRENT = `CREATE TABLE task (
      result TEXT,
      error TEXT,
      PRIMARY KEY (name, occurrence)
-   ) WITHOUT ROWID;`;
+   ) WITHOUT ROWID;
+   ${CHILD_TABLES}`;
 
 /** The TaskRunner's schema: MIGRATIONS for existing objects, CURRENT for new ones. */
 export const TASK_RUNNER_SCHEMA: VersionedSchema = { migrations: MIGRATIONS, current: CURRENT };

@@ -13,6 +13,8 @@ import { taskEventLog, type TaskEventFields, type TaskEventLevel, type TaskEvent
 import { expiryOf } from "../util/expiry.js";
 import { missingInputCapability } from "../wire/input-capabilities.js";
 import { eventHost, fileHosts, type EventSite } from "./engine-hosts.js";
+import { deliverOutbox, Outbox } from "./child-outbox.js";
+import { ChildLinks, invokeHost, owedOnEnding } from "./child-tasks.js";
 import { taskDefinitionOf, type TaskRegistry } from "./task-definition.js";
 import { taskIndexOf } from "./task-index.js";
 import { catalogDatabase } from "./catalog-feed.js";
@@ -35,6 +37,8 @@ export interface RunConfig<Env> {
   indexBinding: string | undefined;
   /** With a catalog bound, lists come from it and nothing is indexed: the purge leaves the index alone. */
   catalogBinding: string | undefined;
+  /** This deployment's TaskRunner binding (children are created, and parents told, through it); none: no invoke. */
+  runnerBinding: string | undefined;
 }
 
 /** The parts of its Durable Object a run reaches. */
@@ -57,11 +61,19 @@ export class TaskRun<Env> {
   /** Consecutive runs of this instance that failed outside the handler. */
   private runFailures = 0;
   private registry: TaskRegistry | undefined;
+  /** The earliest time a child's notice asked for a run (receiveNotice's coalesced wake); null when none did. */
+  private wakeByAt: number | null = null;
+  /** The children this task started (`step.invoke`) and what it owes other tasks once final. */
+  readonly links: ChildLinks;
+  readonly outbox: Outbox;
 
   constructor(
     private readonly site: RunSite<Env>,
     private readonly config: RunConfig<Env>,
-  ) {}
+  ) {
+    this.links = new ChildLinks(site.storage.sql);
+    this.outbox = new Outbox(site.storage.sql);
+  }
 
   /**
    * What the alarm does for a task: purge, expire, or run it (the first run also comes here, from create). The
@@ -140,6 +152,7 @@ export class TaskRun<Env> {
     this.running = true;
     // The run below reads the journal afresh, so it sees every answer recorded until now.
     this.wakeRequested = false;
+    this.wakeByAt = null;
     const event = this.events(record);
     event("run_started");
     let outcome: RunOutcome;
@@ -166,6 +179,7 @@ export class TaskRun<Env> {
         events: eventHost(site, config.webhooks, record),
         injected: loadInjectedOutcomes(site.storage.sql),
         replay: definition.replay,
+        invoke: this.invokeHostFor(record),
         ...fileHosts(site.env, config.files, record),
       });
     } finally {
@@ -213,6 +227,30 @@ export class TaskRun<Env> {
     return this.arm(now);
   }
 
+  /** Requests a run by `at` at the latest (a child's notice: child-tasks.ts receiveNotice) and arms the alarm. */
+  wakeBy(at: number): Promise<void> {
+    this.wakeByAt = this.wakeByAt === null ? at : Math.min(this.wakeByAt, at);
+    return this.arm(Date.now());
+  }
+
+  /** The TaskRunner namespace of this deployment, when the runner was told its binding. */
+  runners(): DurableObjectNamespace | undefined {
+    const binding = this.config.runnerBinding;
+    return binding ? ((this.site.env as Record<string, unknown>)[binding] as DurableObjectNamespace) : undefined;
+  }
+
+  private invokeHostFor(record: TaskRecord) {
+    const runners = this.runners();
+    if (!runners || !this.registry) return undefined;
+    const binding = this.config.indexBinding;
+    const index = binding ? ((this.site.env as Record<string, unknown>)[binding] as DurableObjectNamespace) : undefined;
+    return invokeHost(
+      { store: this.site.store, links: this.links, notify: () => this.site.notify() },
+      { registry: this.registry, runners, index },
+      record,
+    );
+  }
+
   /** After a cancel won: a run under way stops at its next step boundary, its attempts' signals abort. */
   abort(): Promise<void> {
     this.cancelled = true;
@@ -226,15 +264,20 @@ export class TaskRun<Env> {
     if (!record) return;
     let next: number | null;
     if (FINAL_STATUSES.has(record.status)) {
-      // A final task waits for nothing but its purge, whatever steps were still pending when it ended.
-      next = record.purgeAt;
+      // A final task waits for nothing but its purge, whatever steps were still pending when it ended, and for the
+      // other tasks it owes a message to (child-outbox.ts) to have it.
+      const runners = this.runners();
+      if (runners) await deliverOutbox(this.outbox, runners, this.events(record));
+      const owed = this.outbox.nextAt();
+      next = owed === null || (record.purgeAt !== null && record.purgeAt < owed) ? record.purgeAt : owed;
     } else {
       const expiresAt = expiryOf(record.createdAt, record.ttlMs);
-      // A paused task's due steps and wake requests wait for the resume (which re-arms); its TTL still runs.
+      // A paused task's due steps, wake requests and children's wakes wait for the resume (which re-arms); its TTL
+      // still runs.
       const paused = record.pausedAt !== null;
       const candidates = paused
         ? [expiresAt]
-        : [this.site.journal.nextWake(), expiresAt, this.wakeRequested ? now : null];
+        : [this.site.journal.nextWake(), expiresAt, this.wakeRequested ? now : null, this.wakeByAt];
       const due = candidates.filter((t): t is number => t !== null);
       next = due.length > 0 ? Math.min(...due) : null;
     }
@@ -258,6 +301,8 @@ export class TaskRun<Env> {
     const purgeAt = expiresAt === null ? null : Math.max(expiresAt, now) + this.config.purgeGraceMs;
     const won = this.site.store.end(ending, now, purgeAt);
     if (won) {
+      // In this synchronous turn, so that the messages commit with the final state that owes them.
+      owedOnEnding(this.outbox, this.links, this.site.store.read()!, now);
       this.site.notify();
       const event = ending.status === "cancelled" ? "task_cancelled" : "task_finished";
       this.events(record)(event, { status: ending.status, durationMs: now - record.createdAt, ...fields });

@@ -10,6 +10,7 @@ import type { RestartPlan, RestartRequest, RestartSeed } from "./task-restart.js
 import type { TaskText } from "./task-view.js";
 import type { NewTask } from "./task-store.js";
 import type { WebhookSettings } from "./webhook-urls.js";
+import type { ChildEntry, NoticeBody } from "./child-shapes.js";
 
 // The TaskRunner's contract, apart from the class that implements it (task-runner.ts): most of its users (the router,
 // RunnerClient, the facade, the tests) need only these types.
@@ -29,6 +30,11 @@ export interface TaskRunnerOptions<Env> {
   indexBinding?: string;
   /** The task catalog's D1 binding, when there is one: the runner writes its task's row after every change. */
   catalogBinding?: string;
+  /**
+   * The binding this TaskRunner class is bound under in the Worker (durableMcp passes its `binding`): how a task
+   * creates its children (`step.invoke`) and a child tells its parent. Without it `step.invoke` throws.
+   */
+  runnerBinding?: string;
   /** Where webhook URLs point and which secret signs them (default `/webhooks`, `WEBHOOK_URL_SECRET`). */
   webhooks?: WebhookSettings;
 }
@@ -130,6 +136,16 @@ export interface TaskRunnerRpc {
    * object holds no task `taskId`, "off" when the deployment has no catalog.
    */
   refreshCatalog(taskId: string): Promise<"refreshed" | "gone" | "off">;
+  /**
+   * A child task's final state, from the child's outbox (runner/child-outbox.ts): recorded once (a repeat changes
+   * nothing), its invoke step completed and this task woken. "gone" when this object holds no task of that id.
+   */
+  childFinished(notice: NoticeBody): Promise<"recorded" | "gone">;
+  /**
+   * The children task `taskId` started with `step.invoke`, oldest first; null when unknown (with `principal`, another
+   * principal's task is unknown too).
+   */
+  children(taskId: string, principal?: string): Promise<ChildEntry[] | null>;
 }
 
 /**

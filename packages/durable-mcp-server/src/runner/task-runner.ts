@@ -39,6 +39,8 @@ import {
   type RestartRequest,
   type RestartSeed,
 } from "./task-restart.js";
+import type { ChildEntry, NoticeBody } from "./child-shapes.js";
+import { receiveNotice, withChildren } from "./child-tasks.js";
 
 // The TaskRunner Durable Object: its RPC methods (the contract is task-runner-rpc.ts) over the task's record, journal
 // and inbox. The run loop its alarm drives is task-run.ts; what a run hands the engine, engine-hosts.ts.
@@ -70,6 +72,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     webhooks: options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS,
     indexBinding: options.indexBinding,
     catalogBinding: options.catalogBinding,
+    runnerBinding: options.runnerBinding,
   };
 
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
@@ -188,7 +191,12 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const record = this.owned(access);
       if (!record) return null;
       const task = this.detailed(record);
-      if (query.steps) task._meta = { ...task._meta, [STEPS_META]: this.journal.timeline(TIMELINE_LIMIT) };
+      if (query.steps) {
+        task._meta = {
+          ...task._meta,
+          [STEPS_META]: withChildren(this.journal.timeline(TIMELINE_LIMIT), this.run.links),
+        };
+      }
       return task;
     }
 
@@ -307,6 +315,24 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
         return { status: 404, body: { error: "unknown_task", message: "no such task" } };
       }
       return deliverWebhook(this.site, this.run, record, hook);
+    }
+
+    /** A child's final state (runner/child-outbox.ts): recorded once; "gone" when this object holds no such task. */
+    async childFinished(notice: NoticeBody): Promise<"recorded" | "gone"> {
+      const record = this.ready ? this.store.read() : null;
+      if (!record || record.taskId !== notice.parentId) return "gone";
+      const { store, journal, notify } = this.site;
+      const site = { store, journal, notify, links: this.run.links, sql: this.ctx.storage.sql };
+      await receiveNotice(site, this.run, record, notice);
+      return "recorded";
+    }
+
+    async children(taskId: string, principal?: string): Promise<ChildEntry[] | null> {
+      const record = this.ready ? this.store.read() : null;
+      if (!record || record.taskId !== taskId || (principal !== undefined && principal !== record.principal)) {
+        return null;
+      }
+      return this.run.links.list();
     }
 
     /**

@@ -46,9 +46,20 @@ export interface TaskRecord {
   pausedAt: number | null;
   /** The tasks this one was restarted or retried from or as (task-links.ts); null when none. */
   links: TaskLinks | null;
+  /** The task that started this one with `step.invoke`; null for a task a client started. */
+  parent: ParentLink | null;
+}
+
+/** A child task's link to its parent: the parent's id, the invoke step's label, and how deep the child is (1 up). */
+export interface ParentLink {
+  taskId: string;
+  step: string;
+  depth: number;
 }
 
 export type NewTask = Pick<TaskRecord, "taskId" | "principal" | "tool" | "input" | "ttlMs" | "pollIntervalMs"> & {
+  /** Set for a child task (`step.invoke`): the parent it tells when it ends. */
+  parent?: ParentLink | null;
   origin?: string | null;
   /**
    * What the creating client declared it can answer: a 2026-07-28 request's `_meta` envelope capabilities, or a
@@ -87,6 +98,7 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   client_capabilities: string | null;
   paused_at: number | null;
   links: string | null;
+  parent: string | null;
 }
 
 const LIVE = "status IN ('working', 'input_required')";
@@ -127,8 +139,8 @@ export class TaskStore {
     this.cached = undefined;
     this.sql.exec(
       `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms,
-         poll_interval_ms, origin, step_key_salt, client_capabilities, links)
-       VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, ?, ?, ?)`,
+         poll_interval_ms, origin, step_key_salt, client_capabilities, links, parent)
+       VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       task.taskId,
       task.principal,
       task.tool,
@@ -142,6 +154,7 @@ export class TaskStore {
       // Only what decides the questions is kept: a client's declaration may be large, the row must stay small.
       task.clientCapabilities ? JSON.stringify(questionCapabilities(task.clientCapabilities)) : null,
       links === null ? null : JSON.stringify(links),
+      task.parent ? JSON.stringify(task.parent) : null,
     );
   }
 
@@ -233,5 +246,6 @@ function fromRow(row: TaskRow): TaskRecord {
     clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as ClientCapabilities) : null,
     pausedAt: row.paused_at ?? null,
     links: row.links ? (JSON.parse(row.links) as TaskLinks) : null,
+    parent: row.parent ? (JSON.parse(row.parent) as ParentLink) : null,
   };
 }

@@ -1,6 +1,6 @@
 import type { JsonRpcErrorObject } from "../errors/jsonrpc.js";
 import { stepLabel, type StepRecord } from "../steps/step-record.js";
-import { LINKS_META, PROGRESS_META } from "../wire/meta-keys.js";
+import { LINKS_META, PARENT_TASK_META, PROGRESS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, InputRequestEntry, Task } from "../wire/task-shapes.js";
 import { linksView } from "./task-links.js";
 import type { TaskRecord } from "./task-store.js";
@@ -23,6 +23,9 @@ export function toTask(record: TaskRecord): Task {
   if (record.pollIntervalMs !== null) task.pollIntervalMs = record.pollIntervalMs;
   if (record.progress !== null) task._meta = { [PROGRESS_META]: record.progress };
   if (record.links !== null) task._meta = { ...task._meta, [LINKS_META]: linksView(record.links) };
+  if (record.parent !== null) {
+    task._meta = { ...task._meta, [PARENT_TASK_META]: { taskId: record.parent.taskId, step: record.parent.step } };
+  }
   return task;
 }
 

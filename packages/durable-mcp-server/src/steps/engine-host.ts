@@ -1,4 +1,5 @@
 import type { ReplayDivergenceError } from "../errors/errors.js";
+import type { InvokeRefusal } from "../errors/invoke-errors.js";
 import type { TaskEventSink } from "../task-events.js";
 import type { InjectedOutcome } from "./injected-outcomes.js";
 import type { StepJournal } from "./journal.js";
@@ -74,6 +75,8 @@ export interface EngineHost {
   spill?: ResultSpill;
   /** The task's event inbox and webhook URLs (`step.waitForEvent`, `step.webhookUrl`). */
   events?: EventHost;
+  /** Child tasks (`step.invoke`): absent when the runner cannot reach its own namespace. */
+  invoke?: InvokeHost;
   /** Outcomes the testing seam injected, by `${occurrence}:${name}` (injected-outcomes.ts); absent when none. */
   injected?: ReadonlyMap<string, InjectedOutcome>;
   /** What a replay that departs from the journal does (ReplayMode). Absent: "fail". */
@@ -126,6 +129,42 @@ export interface EventHost {
   waiting(label: string, type: string): void;
   /** Mints the signed URL of webhook `hookId` of this task. */
   webhookUrl(hook: { hookId: string; type: string; expiresAt: number }): Promise<string>;
+}
+
+/** A child's final state as it tells its parent (runner/child-outbox.ts); `result`/`error` are its record's JSON. */
+export interface ChildNotice {
+  childId: string;
+  status: "completed" | "failed" | "cancelled";
+  result: string | null;
+  error: string | null;
+}
+
+/** What a new child needs from the step: which task, its input, and what the parent's ending does to it. */
+export interface ChildSpec {
+  label: string;
+  task: string;
+  input: unknown;
+  onParentCancel: "cancel" | "abandon";
+}
+
+/** Why a child was not started (InvokeError's fields). */
+export interface ChildRefusal {
+  refused: InvokeRefusal;
+  message: string;
+  issues?: { path: string; message: string }[];
+}
+
+/** What `step.invoke` needs from the TaskRunner: starting a child, and its notice if it came before the wait. */
+export interface InvokeHost {
+  /** Starts the child (or finds it started: its id is deterministic), or says why it may not be started. */
+  start(spec: ChildSpec): Promise<{ childId: string } | ChildRefusal>;
+  /**
+   * Removes and returns the child's notice if it arrived before its step was journaled. Synchronous on purpose: the
+   * step journals the result in the same turn, so the take and the journal write commit together.
+   */
+  take(childId: string): ChildNotice | null;
+  /** Step `label` now waits for a child task of `task` (the runner names the wait in the status message). */
+  waiting(label: string, task: string): void;
 }
 
 export type RunOutcome =

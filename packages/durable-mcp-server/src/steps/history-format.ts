@@ -89,7 +89,7 @@ export function historyRecord(step: TaskHistoryStep): StepRecord {
   };
 }
 
-const KINDS: ReadonlySet<string> = new Set(["do", "sleep", "input", "event", "webhook", "patch"]);
+const KINDS: ReadonlySet<string> = new Set(["do", "sleep", "input", "event", "webhook", "patch", "invoke"]);
 const STATES: ReadonlySet<string> = new Set(["running", "waiting", "done", "failed"]);
 
 /**

@@ -8,12 +8,14 @@ import type {
   ElicitRequest,
   ElicitResult,
   FileRef,
+  InvokeOptions,
   Step,
   TaskFiles,
   WaitForEventOptions,
   WebhookUrlOptions,
 } from "./types.js";
 import { inputStep, sleepStep } from "./waits.js";
+import { invokeStep } from "./invoke-step.js";
 
 /** What the handler's `step` object needs from the engine: its core, and `step.do` itself. */
 export interface StepRunner extends StepCore {
@@ -43,6 +45,7 @@ export function stepApi(run: StepRunner): Step {
     waitForEvent: ((name: string, options: WaitForEventOptions) =>
       eventStep(run, name, options)) as Step["waitForEvent"],
     webhookUrl: (name: string, options: WebhookUrlOptions) => webhookStep(run, name, options),
+    invoke: ((name: string, options: InvokeOptions) => invokeStep(run, name, options)) as Step["invoke"],
     patched: patchMarkers(run),
     status: async (message, options) => {
       // Replays stay silent: only a run that has passed every journaled step reports status.

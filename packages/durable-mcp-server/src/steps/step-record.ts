@@ -29,8 +29,11 @@ export interface StepRecord {
   idempotencyKey?: string | null;
 }
 
-/** `event` and `webhook` are reserved for external events; `patch` is a `step.patched` marker. */
-export type StepKind = "do" | "sleep" | "input" | "event" | "webhook" | "patch";
+/**
+ * `event` and `webhook` are reserved for external events; `patch` is a `step.patched` marker; `invoke` is a child task
+ * (`step.invoke`).
+ */
+export type StepKind = "do" | "sleep" | "input" | "event" | "webhook" | "patch" | "invoke";
 
 /**
  * The `idempotency_key` of a step whose key is not stored: HMAC(salt, `${occurrence}:${name}`) is deterministic,
@@ -85,6 +88,8 @@ export interface StepTimelineEntry {
   attemptHistory?: AttemptHistoryEntry[];
   /** Bytes of the journaled result (a `do` result or an input answer) when kept in SQLite; null otherwise. */
   resultBytes?: number | null;
+  /** An `invoke` step's child: its task id and its state as the parent knows it (`working` until it told). */
+  child?: { taskId: string; task: string; status: "working" | "completed" | "failed" | "cancelled" };
 }
 
 /**

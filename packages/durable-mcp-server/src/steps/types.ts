@@ -154,6 +154,14 @@ export interface Step {
    * one run, it answers the same. `id` is not a step name: it uses no occurrence of one.
    */
   patched(id: string): Promise<boolean>;
+  /**
+   * Starts the registered task `options.task` as a child of this one, under the same principal, exactly once (its id
+   * is derived from this task's id and the step's label), and waits for it without holding this task's object.
+   * Resolves with the child's result (its CallToolResult) once it completes; throws ChildTaskError when it fails, is
+   * cancelled or outlives `timeout`, and InvokeError at the call when it cannot be started (nothing started then).
+   * Journaled: a replay returns the same result without contacting the child.
+   */
+  invoke<T = InvokeResult>(name: string, options: InvokeOptions): Promise<T>;
   /** Sets the task's `statusMessage`. Silent while the handler replays journaled steps. */
   status(message: string, options?: { progress?: number }): Promise<void>;
 }
@@ -305,3 +313,38 @@ export interface TaskFiles {
 
 /** Journals `fn` as the `step.do` named `name`: how `step.files.write` makes an artifact write a step. */
 export type FileStep = (name: string, fn: () => Promise<FileRef>) => Promise<FileRef>;
+
+/**
+ * `step.invoke`'s options.
+ * @example
+ * ```ts
+ * import type { InvokeOptions } from "durable-mcp-server";
+ *
+ * const options: InvokeOptions = { task: "render_chart", input: { id: 7 }, timeout: "1 hour", onParentCancel: "cancel" };
+ * ```
+ */
+export interface InvokeOptions {
+  /** The registered task to start (the tool name it was registered under). */
+  task: string;
+  /** Its input, checked against the task's input schema before anything starts. */
+  input?: Serializable;
+  /** How long to wait before ChildTaskError (`timed_out`); the child itself runs on. Default: as long as it lives. */
+  timeout?: Duration;
+  /** What happens to the child if this task ends first: "cancel" it (the default) or "abandon" it to run on. */
+  onParentCancel?: "cancel" | "abandon";
+}
+
+/**
+ * What `step.invoke` resolves with by default: the child's CallToolResult, as `tasks/result` would give it.
+ * @example
+ * ```ts
+ * import type { InvokeResult } from "durable-mcp-server";
+ *
+ * const firstText = (result: InvokeResult) => (result.content[0] as { text?: string } | undefined)?.text;
+ * ```
+ */
+export interface InvokeResult {
+  content: Serializable[];
+  structuredContent?: Record<string, Serializable>;
+  isError?: boolean;
+}

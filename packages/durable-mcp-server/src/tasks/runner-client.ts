@@ -20,6 +20,7 @@ import {
   type RestartPlan,
   type RestartRequest,
   type RestartSeed,
+  type ChildEntry,
 } from "../runner/index.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
@@ -218,6 +219,11 @@ export class RunnerClient {
   /** Retrying is safe here: the runner answers an identical repeat of a delivered body with its first answer. */
   deliverWebhook(taskId: string, hook: { hookId: string; type: string; payload: string }): Promise<WebhookAnswer> {
     return this.call(taskId, (runner) => runner.deliverWebhook(taskId, hook));
+  }
+
+  /** The children task `taskId` started (`step.invoke`), as its runner keeps them; null when unknown or foreign. */
+  children(taskId: string, principal?: string): Promise<ChildEntry[] | null> {
+    return this.call(taskId, (runner) => runner.children(taskId, principal));
   }
 
   /** Writes the task's catalog row again from its runner (reconcile); "gone" when the runner holds no such task. */

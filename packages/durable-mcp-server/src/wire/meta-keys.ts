@@ -61,3 +61,15 @@ export const TASK_ID_META = "durable-mcp-server/taskId";
 
 /** On a file tool's ready result: `{ handle, sha256 }` of the file, for hosts that pass files on by handle. */
 export const FILE_META = "durable-mcp-server/file";
+
+/**
+ * On a child task (started by a parent's `step.invoke`): `{ taskId, step }` of its parent. Not
+ * `io.modelcontextprotocol/related-task`, which marks a task's own messages.
+ * @example
+ * ```ts
+ * import { PARENT_TASK_META, type Task } from "durable-mcp-server";
+ *
+ * const parentOf = (task: Task) => task._meta?.[PARENT_TASK_META] as { taskId: string; step: string } | undefined;
+ * ```
+ */
+export const PARENT_TASK_META = "durable-mcp-server/parent-task";
