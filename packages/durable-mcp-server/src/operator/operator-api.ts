@@ -32,6 +32,8 @@ import {
   readLimit,
   readSort,
 } from "./operator-query.js";
+import { serveMetrics } from "./operator-metrics.js";
+import { OPERATOR_ACTIONS } from "./operator-actions.js";
 
 // The operator API (design/operations.md, docs/operations.md): HTTP + JSON under the operator path, authenticated
 // apart from MCP callers. Lists, counts and finds from the catalog; reads and cancels through each task's runner.
@@ -85,6 +87,7 @@ async function route_(
     return jsonResponse({
       operator: operator.name,
       catalog: deps.db ? "on" : "off",
+      actions: OPERATOR_ACTIONS,
       limits: { maxPageSize: MAX_OPERATOR_PAGE_SIZE, maxBulkTasks: MAX_BULK_TASKS },
     });
   }
@@ -106,6 +109,7 @@ async function route_(
     for (const { status, count } of counts) byStatus[status] = (byStatus[status] ?? 0) + count;
     return jsonResponse({ counts, byStatus, total: counts.reduce((sum, { count }) => sum + count, 0) });
   }
+  if (route === "/metrics") return serveMetrics(method, params, deps.db, () => catalog(deps) as never);
   if (route === "/stuck") {
     expect(get, "GET");
     allowOnly(params, ["workingFor", "inputFor", "alarmGrace", "limit"]);
