@@ -24,6 +24,18 @@ interface Metrics {
 
 const MAX_TOOLS = 6;
 
+/** The system's colour scheme, followed live: a canvas keeps the colours it was drawn with, so charts redraw. */
+const DARK = matchMedia("(prefers-color-scheme: dark)");
+function useScheme(): string {
+  const [dark, setDark] = useState(DARK.matches);
+  useEffect(() => {
+    const changed = () => setDark(DARK.matches);
+    DARK.addEventListener("change", changed);
+    return () => DARK.removeEventListener("change", changed);
+  }, []);
+  return dark ? "dark" : "light";
+}
+
 function css(name: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
 }
@@ -92,6 +104,7 @@ export const Charts = memo(function Charts({ since, tool }: { since: string; too
                 x={metrics.buckets}
                 series={[{ label: "failure rate", color: "--bad", values: metrics.tools[name]!.failureRate }]}
                 format={(v) => `${Math.round(v * 100)}%`}
+                top={1}
               />
             </div>
           ))}
@@ -105,13 +118,16 @@ function Chart({
   x,
   series,
   format,
+  top,
 }: {
+  top?: number;
   label: string;
   x: number[];
   series: Array<{ label: string; color: string; values: Array<number | null> }>;
   format: (value: number) => string;
 }) {
   const box = useRef<HTMLDivElement>(null);
+  const scheme = useScheme();
   useEffect(() => {
     const element = box.current;
     if (!element) return;
@@ -123,7 +139,11 @@ function Chart({
         height: 140,
         legend: { show: true, live: false },
         cursor: { drag: { x: false, y: false } },
-        scales: { x: { time: true } },
+        // From 0, to the data's top (a rate to 100%): an all-zero series or one value would get a range around it.
+        scales: {
+          x: { time: true },
+          y: { range: (_u: uPlot, _min: number, max: number) => [0, top ?? (max > 0 ? max * 1.1 : 1)] },
+        },
         axes: [axis, { ...axis, size: 56, values: (_u: uPlot, ticks: number[]) => ticks.map(format) }],
         series: [
           {},
@@ -139,7 +159,7 @@ function Chart({
       observer.disconnect();
       plot.destroy();
     };
-  }, [x, series, format]);
+  }, [x, series, format, scheme, top]);
   const totals = series.map((s) => {
     const present = s.values.filter((v): v is number => v !== null);
     const last = present.at(-1);

@@ -92,9 +92,9 @@ export function Fleet({ info }: { info: OperatorInfo }) {
           setSelected(new Set());
         }}
       >
-        <label>
-          Status
-          <select value={draft.status} onChange={set("status")}>
+        <div className="field">
+          <label htmlFor="f-status">Status</label>
+          <select id="f-status" value={draft.status} onChange={set("status")}>
             <option value="">any</option>
             {STATUSES.map((status) => (
               <option key={status} value={status}>
@@ -102,37 +102,37 @@ export function Fleet({ info }: { info: OperatorInfo }) {
               </option>
             ))}
           </select>
-        </label>
-        <label>
-          Tool
-          <input value={draft.tool} onChange={set("tool")} list="tools" />
-        </label>
+        </div>
+        <div className="field">
+          <label htmlFor="f-tool">Tool</label>
+          <input id="f-tool" value={draft.tool} onChange={set("tool")} list="tools" />
+        </div>
         <datalist id="tools">
           {[...new Set(counts?.map((c) => c.tool))].map((tool) => (
             <option key={tool} value={tool} />
           ))}
         </datalist>
-        <label>
-          Principal
-          <input value={draft.principal} onChange={set("principal")} />
-        </label>
-        <label>
-          Tag (key=value)
-          <input value={draft.tag} onChange={set("tag")} placeholder="team=billing" />
-        </label>
-        <label>
-          Text
-          <input value={draft.q} onChange={set("q")} placeholder="id or message" />
-        </label>
-        <label>
-          Created
-          <select value={draft.since} onChange={set("since")}>
+        <div className="field">
+          <label htmlFor="f-principal">Principal</label>
+          <input id="f-principal" value={draft.principal} onChange={set("principal")} />
+        </div>
+        <div className="field">
+          <label htmlFor="f-tag-key-value">Tag (key=value)</label>
+          <input id="f-tag-key-value" value={draft.tag} onChange={set("tag")} placeholder="team=billing" />
+        </div>
+        <div className="field">
+          <label htmlFor="f-text">Text</label>
+          <input id="f-text" value={draft.q} onChange={set("q")} placeholder="id or message" />
+        </div>
+        <div className="field">
+          <label htmlFor="f-created">Created</label>
+          <select id="f-created" value={draft.since} onChange={set("since")}>
             <option value="">any time</option>
             <option value="1h">last hour</option>
             <option value="24h">last 24 h</option>
             <option value="7d">last 7 days</option>
           </select>
-        </label>
+        </div>
         <div className="buttons">
           <button type="submit">Apply</button>
           <button

@@ -42,22 +42,24 @@ export function Stuck() {
           setAsked(draft);
         }}
       >
-        <label>
-          Working with no progress for
+        <div className="field">
+          <label htmlFor="s-working">Working with no progress for</label>
           <input
+            id="s-working"
             value={draft.workingFor}
             onChange={(e) => setDraft({ ...draft, workingFor: e.target.value })}
             placeholder="15m"
           />
-        </label>
-        <label>
-          Question unanswered for
+        </div>
+        <div className="field">
+          <label htmlFor="s-input">Question unanswered for</label>
           <input
+            id="s-input"
             value={draft.inputFor}
             onChange={(e) => setDraft({ ...draft, inputFor: e.target.value })}
             placeholder="24h"
           />
-        </label>
+        </div>
         <div className="buttons">
           <button type="submit">Find</button>
         </div>

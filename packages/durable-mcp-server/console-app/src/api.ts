@@ -109,8 +109,11 @@ export function formatDuration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
-  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} m ${Math.round((ms % 60_000) / 1000)} s`;
-  return `${Math.floor(ms / 3_600_000)} h ${Math.round((ms % 3_600_000) / 60_000)} m`;
+  const [big, bigUnit, small, smallUnit] =
+    ms < 3_600_000
+      ? [Math.floor(ms / 60_000), "m", Math.round((ms % 60_000) / 1000), "s"]
+      : [Math.floor(ms / 3_600_000), "h", Math.round((ms % 3_600_000) / 60_000), "m"];
+  return small === 0 ? `${big} ${bigUnit}` : `${big} ${bigUnit} ${small} ${smallUnit}`;
 }
 
 export function formatTime(iso: string | null | undefined): string {
