@@ -1,6 +1,6 @@
 // The operator console (durable-mcp-server/console, mounted by the demo Worker at /ops) in a real browser against
-// the demo under `wrangler dev`, whose operator API is unconfigured and so served on loopback without a token: the
-// fleet table filtered by tag and status with counts; a task's run view with its step waterfall (a wait drawn apart
+// the demo under `wrangler dev`, whose OPERATOR_TOKEN is set (test/setup.ts): the sign-in (a wrong token refused,
+// the right one kept for the tab); the fleet table filtered by tag and status with counts, and paged; a task's run view with its step waterfall (a wait drawn apart
 // from work); the stuck list with a threshold given; cancel of the selected tasks and of every task a filter matches,
 // each behind a confirmation that states the count; the audit log showing both. Every view is axe clean (serious and
 // critical) in light and dark at 1280 and 375 px, runs under its strict CSP without a violation, and is screenshot
@@ -14,7 +14,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { launchBrowser, WAIT, type Browser } from "./browser.ts";
 
-const { origin, chromium: executablePath } = inject("demo");
+const { origin, chromium: executablePath, operatorToken } = inject("demo");
 const shots = join(dirname(fileURLToPath(import.meta.url)), "../../../results/screenshots");
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const WIDE = { width: 1280, height: 800 };
@@ -44,7 +44,8 @@ beforeAll(async () => {
   });
   await page.setViewportSize(WIDE);
   groupA.push(await long("a"), await long("a"), await long("a"));
-  groupB.push(await long("b"), await long("b"));
+  // More than a page (25) of them: the pager is tested on this group, then all cancelled by filter.
+  for (let i = 0; i < 27; i++) groupB.push(await long("b"));
   // Two quick pages, then a question: input_required with done steps and a wait.
   askingId = (await mcp.startTask("send_report", { to: `ops@${domain("q")}`, pages: 2, secondsPerPage: 0 })).taskId;
   // expect.poll is for tests only: a plain wait here.
@@ -100,13 +101,24 @@ async function filterFleet(fields: { tag?: string; status?: string }) {
 }
 
 describe("the operator console at /ops", () => {
-  it("is one page under a strict CSP, connected to the operator API without a token on loopback", async () => {
+  it("is one page under a strict CSP that asks for the operator token, refuses a wrong one, keeps the right one", async () => {
     const response = await page.goto(`${origin}/ops`);
     expect(response?.status()).toBe(200);
     const csp = (await response?.headerValue("content-security-policy")) ?? "";
     expect(csp).toMatch(/default-src 'none'/);
     expect(csp).toMatch(/script-src 'sha256-[^']+'/);
-    await expect.poll(() => page.locator(".who").textContent(), WAIT).toContain("local");
+    const tokenField = page.getByLabel("Token", { exact: true });
+    await tokenField.fill("not-the-operator-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent(), WAIT).toContain("That token was refused");
+    expect(await inspect("sign-in")).toEqual([]);
+    await tokenField.fill(operatorToken);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.locator(".who").textContent(), WAIT).toContain("token");
+    // Kept for the tab only: in sessionStorage, never in localStorage or a cookie.
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([operatorToken]);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await browser.context.cookies()).toEqual([]);
     await expect
       .poll(() => page.locator('[data-testid="counts"] tbody th').allTextContents(), WAIT)
       .toContain("send_report");
@@ -143,7 +155,9 @@ describe("the operator console at /ops", () => {
     const work = page.locator('[data-testid="step-row"][data-step="render page 1"] .wf-bar').first();
     expect(await work.getAttribute("class")).toContain("bar-work");
     // Restart from a step is offered exactly when the operator API lists it.
-    const info = (await (await fetch(`${origin}/operator`)).json()) as { actions: string[] };
+    const info = (await (
+      await fetch(`${origin}/operator`, { headers: { authorization: `Bearer ${operatorToken}` } })
+    ).json()) as { actions: string[] };
     const restart = page.getByRole("button", { name: /^Restart from / });
     expect(await restart.count()).toBe(info.actions.includes("restart") ? 3 : 0);
     expect(await page.getByRole("button", { name: "Cancel", exact: true }).count()).toBe(1);
@@ -177,14 +191,26 @@ describe("the operator console at /ops", () => {
       .toEqual(["cancelled", "cancelled", "cancelled"]);
   });
 
+  it("pages through the fleet table", async () => {
+    await filterFleet({ tag: `domain=${domain("b")}` });
+    await expect.poll(rowIds, WAIT).toHaveLength(25);
+    const first = await rowIds();
+    await page.getByRole("button", { name: "Next page" }).click();
+    await expect.poll(rowIds, WAIT).toHaveLength(2);
+    expect([...first, ...(await rowIds())].toSorted()).toEqual(groupB.toSorted());
+    expect(await page.getByRole("button", { name: "Next page" }).isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "Previous page" }).click();
+    await expect.poll(rowIds, WAIT).toEqual(first);
+  });
+
   it("cancels every live task a filter matches, confirming the dry run's count, and follows the job", async () => {
     await filterFleet({ tag: `domain=${domain("b")}` });
-    await expect.poll(rowIds, WAIT).toHaveLength(2);
+    await expect.poll(rowIds, WAIT).toHaveLength(25);
     await page.getByRole("button", { name: "Cancel all matching…" }).click();
     const dialog = page.getByRole("dialog");
-    await expect.poll(() => dialog.getByTestId("confirm-count").textContent(), WAIT).toContain("2 live tasks match");
-    await dialog.getByRole("button", { name: "Cancel 2" }).click();
-    await expect.poll(() => dialog.getByTestId("bulk-progress").textContent(), WAIT).toBe("Done: 2 of 2 done.");
+    await expect.poll(() => dialog.getByTestId("confirm-count").textContent(), WAIT).toContain("27 live tasks match");
+    await dialog.getByRole("button", { name: "Cancel 27" }).click();
+    await expect.poll(() => dialog.getByTestId("bulk-progress").textContent(), WAIT).toBe("Done: 27 of 27 done.");
     await dialog.getByRole("button", { name: "Close" }).click();
     for (const taskId of groupB) {
       await expect.poll(async () => (await mcp.getTask(taskId)).status, WAIT).toBe("cancelled");
