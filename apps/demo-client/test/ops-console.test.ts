@@ -1,7 +1,9 @@
 // The operator console (durable-mcp-server/console, mounted by the demo Worker at /ops) in a real browser against
 // the demo under `wrangler dev`, whose OPERATOR_TOKEN is set (test/setup.ts): the sign-in (a wrong token refused,
 // the right one kept for the tab); the fleet table filtered by tag and status with counts, and paged; a task's run view with its step waterfall (a wait drawn apart
-// from work); the stuck list with a threshold given; cancel of the selected tasks and of every task a filter matches,
+// from work); the buttons exactly as GET /operator lists actions (a server answering restart, pause, resume and retry
+// played by request routing: "Restart from here" on each step's row posts its label and opens the new task); the
+// stuck list with a threshold given; cancel of the selected tasks and of every task a filter matches,
 // each behind a confirmation that states the count; the audit log showing both. Every view is axe clean (serious and
 // critical) in light and dark at 1280 and 375 px, runs under its strict CSP without a violation, and is screenshot
 // to results/screenshots/ops-*.png (ignored by git).
@@ -162,6 +164,42 @@ describe("the operator console at /ops", () => {
     expect(await restart.count()).toBe(info.actions.includes("restart") ? 3 : 0);
     expect(await page.getByRole("button", { name: "Cancel", exact: true }).count()).toBe(1);
     expect(await inspect("run")).toEqual([]);
+  });
+
+  it("offers exactly the actions GET /operator lists: restart from a step's row, pause, resume, retry", async () => {
+    // A server that answers more actions than this one (the console needs no change for them): its GET /operator
+    // and its restart answer are played by the browser's request routing.
+    await page.route(`${origin}/operator`, async (route) => {
+      const real = await route.fetch();
+      const body = { ...(await real.json()), actions: ["cancel", "pause", "resume", "retry", "restart"] };
+      await route.fulfill({ response: real, json: body });
+    });
+    const restarts: unknown[] = [];
+    await page.route(`${origin}/operator/tasks/${askingId}/restart`, async (route) => {
+      restarts.push(route.request().postDataJSON());
+      await route.fulfill({ json: { taskId: askingId, newTaskId: groupA[0] } });
+    });
+    try {
+      // A load, not a hash change: the console reads GET /operator when it starts.
+      await page.goto(`${origin}/ops#/tasks/${askingId}`);
+      await page.reload();
+      await expect.poll(() => page.getByTestId("step-row").count(), WAIT).toBe(3);
+      const header = page.getByTestId("run-header");
+      expect(await header.getByRole("button").allTextContents()).toEqual(["Cancel", "Pause", "Resume", "Retry"]);
+      expect(await page.getByRole("button", { name: /^Restart from / }).count()).toBe(3);
+      await page.getByRole("button", { name: "Restart from render page 2" }).click();
+      const dialog = page.getByRole("dialog");
+      expect(await dialog.getByTestId("confirm-count").textContent()).toContain("creates 1 new task");
+      await dialog.getByRole("button", { name: "Restart as a new task" }).click();
+      await expect.poll(() => page.evaluate(() => location.hash), WAIT).toBe(`#/tasks/${groupA[0]}`);
+      expect(restarts).toEqual([{ fromStep: "render page 2" }]);
+      await page.goto(`${origin}/ops#/`);
+      await expect
+        .poll(() => page.getByTestId("bulk-actions").getByRole("button").allTextContents(), WAIT)
+        .toEqual(["Cancel selected", "Pause selected", "Resume selected", "Retry selected", "Cancel all matching…"]);
+    } finally {
+      await page.unrouteAll();
+    }
   });
 
   it("lists the stuck tasks with why, for a threshold the operator gives", async () => {
