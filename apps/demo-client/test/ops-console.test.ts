@@ -1,12 +1,12 @@
-// The operator console (durable-mcp-server/console, mounted by the demo Worker at /ops) in a real browser against
-// the demo under `wrangler dev`, whose OPERATOR_TOKEN is set (test/setup.ts): the sign-in (a wrong token refused,
-// the right one kept for the tab); the fleet table filtered by tag and status with counts, and paged; a task's run view with its step waterfall (a wait drawn apart
-// from work); the buttons exactly as GET /operator lists actions (a server answering restart, pause, resume and retry
-// played by request routing: "Restart from here" on each step's row posts its label and opens the new task); the
-// stuck list with a threshold given; cancel of the selected tasks and of every task a filter matches,
-// each behind a confirmation that states the count; the audit log showing both. Every view is axe clean (serious and
-// critical) in light and dark at 1280 and 375 px, runs under its strict CSP without a violation, and is screenshot
-// to results/screenshots/ops-*.png (ignored by git).
+// The operator console (durable-mcp-server/console, mounted by the demo Worker at /ops) in a real browser against the
+// demo under `wrangler dev`, whose OPERATOR_TOKEN is set (test/setup.ts): the sign-in (a wrong token refused, the right
+// one kept for the tab); the fleet table filtered by tag and status with counts, and paged; a task's run view with its
+// step waterfall (a wait drawn apart from work); the buttons exactly as GET /operator lists actions (a server answering
+// restart, pause, resume and retry played by request routing: "Restart from here" on each step's row posts its label
+// and opens the new task); the stuck list with a threshold given; cancel of the selected tasks and of every task a
+// filter matches, each behind a confirmation that states the count; the audit log showing both. Every view is axe clean
+// (serious and critical) in light and dark at 1280 and 375 px, runs under its strict CSP without a violation, and is
+// screenshot to results/screenshots/ops-*.png (ignored by git).
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
