@@ -94,6 +94,14 @@ interface AxeResults {
 
 const rows = () => page.locator('[data-testid="fleet-table"] tbody tr[data-task]');
 const rowIds = () => rows().evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-task")));
+/** Waits for a page of `count` rows, all of `group` (not the page shown before the filter's answer came). */
+const expectPageOf = (group: string[], count: number) =>
+  expect
+    .poll(async () => {
+      const ids = await rowIds();
+      return ids.length === count && ids.every((id) => group.includes(id!));
+    }, WAIT)
+    .toBe(true);
 
 async function filterFleet(fields: { tag?: string; status?: string }) {
   await page.goto(`${origin}/ops#/`);
@@ -136,7 +144,7 @@ describe("the operator console at /ops", () => {
       .poll(() => page.locator('[data-testid="fleet-table"] tbody').textContent(), WAIT)
       .toContain("No task matches");
     await filterFleet({ tag: `domain=${domain("a")}` });
-    await expect.poll(rowIds, WAIT).toHaveLength(3);
+    await expectPageOf(groupA, 3);
     expect(await inspect("fleet")).toEqual([]);
   });
 
@@ -156,50 +164,10 @@ describe("the operator console at /ops", () => {
     expect(await wait.getAttribute("class")).toContain("bar-wait");
     const work = page.locator('[data-testid="step-row"][data-step="render page 1"] .wf-bar').first();
     expect(await work.getAttribute("class")).toContain("bar-work");
-    // Restart from a step is offered exactly when the operator API lists it.
-    const info = (await (
-      await fetch(`${origin}/operator`, { headers: { authorization: `Bearer ${operatorToken}` } })
-    ).json()) as { actions: string[] };
-    const restart = page.getByRole("button", { name: /^Restart from / });
-    expect(await restart.count()).toBe(info.actions.includes("restart") ? 3 : 0);
+    // A live task: its header offers cancel (this server's one action); restart only ever on an ended task's rows.
+    expect(await page.getByRole("button", { name: /^Restart from / }).count()).toBe(0);
     expect(await page.getByRole("button", { name: "Cancel", exact: true }).count()).toBe(1);
     expect(await inspect("run")).toEqual([]);
-  });
-
-  it("offers exactly the actions GET /operator lists: restart from a step's row, pause, resume, retry", async () => {
-    // A server that answers more actions than this one (the console needs no change for them): its GET /operator
-    // and its restart answer are played by the browser's request routing.
-    await page.route(`${origin}/operator`, async (route) => {
-      const real = await route.fetch();
-      const body = { ...(await real.json()), actions: ["cancel", "pause", "resume", "retry", "restart"] };
-      await route.fulfill({ response: real, json: body });
-    });
-    const restarts: unknown[] = [];
-    await page.route(`${origin}/operator/tasks/${askingId}/restart`, async (route) => {
-      restarts.push(route.request().postDataJSON());
-      await route.fulfill({ json: { taskId: askingId, newTaskId: groupA[0] } });
-    });
-    try {
-      // A load, not a hash change: the console reads GET /operator when it starts.
-      await page.goto(`${origin}/ops#/tasks/${askingId}`);
-      await page.reload();
-      await expect.poll(() => page.getByTestId("step-row").count(), WAIT).toBe(3);
-      const header = page.getByTestId("run-header");
-      expect(await header.getByRole("button").allTextContents()).toEqual(["Cancel", "Pause", "Resume", "Retry"]);
-      expect(await page.getByRole("button", { name: /^Restart from / }).count()).toBe(3);
-      await page.getByRole("button", { name: "Restart from render page 2" }).click();
-      const dialog = page.getByRole("dialog");
-      expect(await dialog.getByTestId("confirm-count").textContent()).toContain("creates 1 new task");
-      await dialog.getByRole("button", { name: "Restart as a new task" }).click();
-      await expect.poll(() => page.evaluate(() => location.hash), WAIT).toBe(`#/tasks/${groupA[0]}`);
-      expect(restarts).toEqual([{ fromStep: "render page 2" }]);
-      await page.goto(`${origin}/ops#/`);
-      await expect
-        .poll(() => page.getByTestId("bulk-actions").getByRole("button").allTextContents(), WAIT)
-        .toEqual(["Cancel selected", "Pause selected", "Resume selected", "Retry selected", "Cancel all matching…"]);
-    } finally {
-      await page.unrouteAll();
-    }
   });
 
   it("lists the stuck tasks with why, for a threshold the operator gives", async () => {
@@ -215,7 +183,7 @@ describe("the operator console at /ops", () => {
 
   it("cancels the selected tasks behind a confirmation that states how many", async () => {
     await filterFleet({ tag: `domain=${domain("a")}` });
-    await expect.poll(rowIds, WAIT).toHaveLength(3);
+    await expectPageOf(groupA, 3);
     await page.getByLabel("Select all on this page").check();
     await page.getByRole("button", { name: "Cancel selected" }).click();
     const dialog = page.getByRole("dialog");
@@ -229,9 +197,55 @@ describe("the operator console at /ops", () => {
       .toEqual(["cancelled", "cancelled", "cancelled"]);
   });
 
+  it("offers exactly the actions GET /operator lists: restart from a step's row, pause, resume, retry", async () => {
+    // A server that answers more actions than this one (the console needs no change for them): its GET /operator
+    // and its restart answer are played by the browser's request routing.
+    await page.route(`${origin}/operator`, async (route) => {
+      const real = await route.fetch();
+      const body = { ...(await real.json()), actions: ["cancel", "pause", "resume", "retry", "restart"] };
+      await route.fulfill({ response: real, json: body });
+    });
+    const restarts: unknown[] = [];
+    // groupA[0] was cancelled by the test before: an ended task, which retry and restart apply to.
+    const ended = groupA[0]!;
+    await page.route(`${origin}/operator/tasks/${ended}/restart`, async (route) => {
+      restarts.push(route.request().postDataJSON());
+      await route.fulfill({
+        json: { taskId: ended, status: "working", newTaskId: askingId, fromStep: "render page 1" },
+      });
+    });
+    try {
+      // A load, not a hash change: the console reads GET /operator when it starts.
+      await page.goto(`${origin}/ops#/tasks/${ended}`);
+      await page.reload();
+      await expect.poll(() => page.getByTestId("step-row").count(), WAIT).toBe(1);
+      expect(await page.getByTestId("run-header").getByRole("button").allTextContents()).toEqual(["Retry"]);
+      await page.getByRole("button", { name: "Restart from render page 1" }).click();
+      const dialog = page.getByRole("dialog");
+      expect(await dialog.getByTestId("confirm-count").textContent()).toContain("creates 1 new task");
+      await dialog.getByRole("button", { name: "Restart as a new task" }).click();
+      await expect.poll(() => page.evaluate(() => location.hash), WAIT).toBe(`#/tasks/${askingId}`);
+      expect(restarts).toEqual([{ fromStep: "render page 1" }]);
+      // A live task: cancel, pause and resume; no restart on its rows until it ends.
+      await expect.poll(() => page.getByTestId("step-row").count(), WAIT).toBe(3);
+      expect(await page.getByTestId("run-header").getByRole("button").allTextContents()).toEqual([
+        "Cancel",
+        "Pause",
+        "Resume",
+      ]);
+      expect(await page.getByRole("button", { name: /^Restart from / }).count()).toBe(0);
+      await page.goto(`${origin}/ops#/`);
+      await expect
+        .poll(() => page.getByTestId("bulk-actions").getByRole("button").allTextContents(), WAIT)
+        .toEqual(["Cancel selected", "Pause selected", "Resume selected", "Retry selected", "Cancel all matching…"]);
+    } finally {
+      await page.unrouteAll();
+    }
+  });
+
   it("pages through the fleet table", async () => {
     await filterFleet({ tag: `domain=${domain("b")}` });
-    await expect.poll(rowIds, WAIT).toHaveLength(25);
+    await expectPageOf(groupB, 25);
     const first = await rowIds();
     await page.getByRole("button", { name: "Next page" }).click();
     await expect.poll(rowIds, WAIT).toHaveLength(2);
@@ -243,7 +257,7 @@ describe("the operator console at /ops", () => {
 
   it("cancels every live task a filter matches, confirming the dry run's count, and follows the job", async () => {
     await filterFleet({ tag: `domain=${domain("b")}` });
-    await expect.poll(rowIds, WAIT).toHaveLength(25);
+    await expectPageOf(groupB, 25);
     await page.getByRole("button", { name: "Cancel all matching…" }).click();
     const dialog = page.getByRole("dialog");
     await expect.poll(() => dialog.getByTestId("confirm-count").textContent(), WAIT).toContain("27 live tasks match");

@@ -77,7 +77,8 @@ export function RunView({ taskId, info }: { taskId: string; info: OperatorInfo }
   const timeline = stepsOf(task);
   const created = task.createdAt ? Date.parse(task.createdAt) : undefined;
   const ended = FINAL.has(task.status) && task.lastUpdatedAt ? Date.parse(task.lastUpdatedAt) : now;
-  const canRestart = actions.includes("restart");
+  // A restart makes a new task from a final one's journal: offered once the task has ended.
+  const canRestart = actions.includes("restart") && FINAL.has(task.status);
 
   async function act(action: string, fromStep?: string) {
     try {

@@ -89,10 +89,15 @@ export interface AuditEntry {
 export const FINAL = new Set(["completed", "failed", "cancelled"]);
 export const STATUSES = ["working", "input_required", "completed", "failed", "cancelled"] as const;
 
-/** Which of `actions` apply to a task in `status`: cancel and pause to live ones, resume to live (paused) ones. */
+/**
+ * Whether an action applies to a task in `status`: cancel, pause and resume to live ones (a paused task reads
+ * `working`, so both pause and resume are offered there), retry to final ones; restart is offered on a final task's
+ * step rows, with the step, not here. An action this console does not know is offered everywhere: the server decides.
+ */
 export function appliesTo(action: string, status: string): boolean {
   if (action === "cancel" || action === "pause" || action === "resume") return !FINAL.has(status);
-  if (action === "restart") return false; // from a step's row, with the step
+  if (action === "retry") return FINAL.has(status);
+  if (action === "restart") return false;
   return true;
 }
 
