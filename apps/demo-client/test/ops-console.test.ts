@@ -164,6 +164,9 @@ describe("the operator console at /ops", () => {
     expect(await wait.getAttribute("class")).toContain("bar-wait");
     const work = page.locator('[data-testid="step-row"][data-step="render page 1"] .wf-bar').first();
     expect(await work.getAttribute("class")).toContain("bar-work");
+    // Details on demand: a step's attempts as timed.
+    await page.getByRole("button", { name: /render page 1$/ }).click();
+    await expect.poll(() => page.getByTestId("step-details").textContent(), WAIT).toContain("attempt 1:");
     // A live task: its header offers cancel (this server's one action); restart only ever on an ended task's rows.
     expect(await page.getByRole("button", { name: /^Restart from / }).count()).toBe(0);
     expect(await page.getByRole("button", { name: "Cancel", exact: true }).count()).toBe(1);

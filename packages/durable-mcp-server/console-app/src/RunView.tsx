@@ -194,6 +194,8 @@ function Waterfall({
 }) {
   const axis = axisOf(task, steps, now);
   const length = axis.end - axis.start;
+  const [open, setOpen] = useState<string | undefined>();
+  const chosen = steps.find((step) => stepLabel(step) === open);
   return (
     <div className="waterfall" data-testid="waterfall">
       <p className="small muted">
@@ -225,13 +227,18 @@ function Waterfall({
               data-kind={step.kind}
               data-state={step.state}
             >
-              <span className="wf-name">
+              <button
+                type="button"
+                className="wf-name link"
+                aria-expanded={open === label}
+                onClick={() => setOpen(open === label ? undefined : label)}
+              >
                 <span className={`kind ${wait ? "kind-wait" : "kind-work"}`}>
                   {step.kind === "do" ? "step" : step.kind}
                 </span>{" "}
                 <span className="wf-label">{label}</span>
                 {step.attempts > 1 && <span className="small"> ×{step.attempts}</span>}
-              </span>
+              </button>
               <span className="wf-track">
                 {barsOf(step, now, formatDuration).map((bar) => (
                   <span
@@ -262,10 +269,56 @@ function Waterfall({
           );
         })}
       </ol>
+      {chosen && <StepDetails step={chosen} now={now} />}
       <p className="small muted legend" aria-hidden="true">
         <span className="swatch bar-work" /> work <span className="swatch bar-failed" /> failed attempt{" "}
         <span className="swatch bar-backoff" /> back-off <span className="swatch bar-wait" /> sleep or wait
       </p>
     </div>
+  );
+}
+
+/** One step's details on demand: its state and timing, and each attempt as the runner timed it, with its error. */
+function StepDetails({ step, now }: { step: Step; now: number }) {
+  const span = spanOf(step, now);
+  return (
+    <section className="step-details" aria-label={`Step ${stepLabel(step)}`} data-testid="step-details">
+      <h3>{stepLabel(step)}</h3>
+      <dl className="facts">
+        <div>
+          <dt>Kind</dt>
+          <dd>{step.kind}</dd>
+        </div>
+        <div>
+          <dt>State</dt>
+          <dd>{step.state}</dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>{formatTime(step.startedAt)}</dd>
+        </div>
+        <div>
+          <dt>Took</dt>
+          <dd>{span ? formatDuration(span[1] - span[0]) : "—"}</dd>
+        </div>
+        <div>
+          <dt>Attempts</dt>
+          <dd>{step.attempts}</dd>
+        </div>
+      </dl>
+      {(step.attemptHistory ?? []).length > 0 && (
+        <ol className="attempts small">
+          {step.attemptHistory!.map((attempt) => (
+            <li key={attempt.n}>
+              attempt {attempt.n}: {formatTime(attempt.startedAt)},{" "}
+              {attempt.endedAt
+                ? formatDuration(Date.parse(attempt.endedAt) - Date.parse(attempt.startedAt))
+                : "not ended"}
+              {attempt.error && <span className="error"> · {attempt.error.message}</span>}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
   );
 }
