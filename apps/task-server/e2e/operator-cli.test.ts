@@ -1,7 +1,8 @@
 // The operator CLI as a user runs it (`node …/bin/durable-mcp.mjs`, the package's `durable-mcp` bin) against the demo
 // Worker under `wrangler dev`: its task catalog on local D1, its operator API on loopback without a token (no
 // OPERATOR_TOKEN secret set). Tasks are created over MCP; list, filters, get, stats, stuck, cancel one, bulk cancel
-// with a dry run and progress, and the audit log that names who did it; documented exit codes.
+// with a dry run and progress, and the audit log that names who did it; documented exit codes. Part 2: pause and
+// resume, retry, restart from a step (one task and by filter, with progress).
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -95,7 +96,88 @@ describe("durable-mcp CLI against wrangler dev", () => {
     expect(ids.every((id) => finished.taskIds.includes(id))).toBe(true);
   });
 
+  it("restarts a failed send from the failing step (kept pages and answer), retries, and restarts by filter", async () => {
+    const failedSend = async () => {
+      const { taskId } = await mcp.startTask("send_report", {
+        to: "ops@invalid.example",
+        pages: 2,
+        secondsPerPage: 0,
+      });
+      await mcp.pollTask(taskId, (task) => task.status === "input_required");
+      await mcp.updateTask(taskId, { "confirm send": { action: "accept", content: { send: true } } });
+      return (await mcp.pollTask(taskId, (task) => task.status === "completed")).taskId;
+    };
+    const original = await failedSend();
+    const restarted = await cliJson("tasks", "restart", original, "--from-step", "send");
+    const [result] = restarted.results;
+    expect(result).toMatchObject({ taskId: original, newTaskId: expect.any(String), fromStep: "send" });
+    // The new task asks nothing again: the pages and the answer were kept, only `send` ran (and failed again).
+    const again = await mcp.pollTask(result.newTaskId, (task) => task.status === "completed");
+    expect(JSON.stringify(again)).toContain("does not exist");
+    const steps = await cliJson("tasks", "get", result.newTaskId);
+    expect(steps.task._meta["durable-mcp-server/links"]).toEqual({
+      restartedFrom: { taskId: original, fromStep: "send" },
+    });
+    expect(steps.task._meta["durable-mcp-server/steps"].steps.map((s: { name: string }) => s.name)).toEqual([
+      "render page 1",
+      "render page 2",
+      "confirm send",
+      "send",
+    ]);
+    const text = await cli("tasks", "retry", original);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^${original}: retried as \\S+`));
+
+    // By filter: every failed send of the last minutes, from the failing step, with a dry run and progress.
+    const batch = [await failedSend(), await failedSend()];
+    const where = [
+      "--where",
+      "tool=send_report",
+      "--where",
+      "tag=domain=invalid.example",
+      "--where",
+      "createdAfter=10m",
+    ];
+    await until(
+      () =>
+        cliJson("tasks", "list", "--tool", "send_report", "--status", "completed", "--since", "10m", "--limit", "500"),
+      (page) => batch.every((id) => page.tasks.some((t: { taskId: string }) => t.taskId === id)),
+    );
+    const dry = await cliJson("tasks", "restart", ...where, "--from-step", "send", "--dry-run");
+    expect(dry.count).toBeGreaterThanOrEqual(2);
+    const bulk = await cli("tasks", "restart", ...where, "--from-step", "send");
+    expect(bulk.code).toBe(0);
+    expect(bulk.stdout).toMatch(/restarted (\d+) of \1/);
+    expect(bulk.stderr).toContain("restarting [");
+    const audit = await cliJson("audit");
+    const finished = audit.entries.find((e: { action: string }) => e.action === "bulk_restart_finished");
+    expect(batch.every((id) => finished.taskIds.includes(id))).toBe(true);
+  });
+
+  it("pauses and resumes a task (input_required stays so), and refuses a final one with exit code 8", async () => {
+    const { taskId } = await mcp.startTask("send_report", { to: "ops@pause.example", pages: 1, secondsPerPage: 0 });
+    await mcp.pollTask(taskId, (task) => task.status === "input_required");
+    const paused = await cliJson("tasks", "pause", taskId);
+    expect(paused.results).toEqual([{ taskId, status: "input_required", changed: true }]);
+    await mcp.updateTask(taskId, { "confirm send": { action: "accept", content: { send: true } } });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The answer is kept, but the paused task does not go on to `send`.
+    expect((await mcp.getTask(taskId)).status).toBe("working");
+    expect((await mcp.getTask(taskId)).statusMessage).toMatch(/^paused by an operator/);
+    expect((await cli("tasks", "resume", taskId)).stdout).toContain(`${taskId}: resumed`);
+    expect((await mcp.pollTask(taskId, (task) => task.status === "completed")).status).toBe("completed");
+    const final = await cli("tasks", "pause", taskId);
+    expect(final.code).toBe(8);
+    expect(final.stdout).toContain(`${taskId}: conflict:`);
+    const audit = await cliJson("audit");
+    const actions = audit.entries.filter((e: { target: { taskId?: string } }) => e.target.taskId === taskId);
+    expect(actions.map((e: { action: string }) => e.action)).toEqual(["resume", "pause"]);
+  });
+
   it("exits with the documented codes", async () => {
+    expect((await cli("tasks", "restart", "sometask")).code).toBe(2);
+    expect((await cli("tasks", "pause", "--where", "tool=send_report", "--from-step", "x")).code).toBe(2);
+    expect((await cli("tasks", "retry", "nosuchtask0000000000000000000000")).code).toBe(4);
     expect((await cli("tasks", "get", "nosuchtask0000000000000000000000")).code).toBe(4);
     expect((await cli("tasks", "cancel", "--where")).code).toBe(2);
     expect((await cli("tasks", "frobnicate")).code).toBe(2);

@@ -1,6 +1,6 @@
 // The public surface of durable-mcp-server. Everything not exported here is internal.
 export { McpServer } from "./server/mcp-server.js";
-export { IDEMPOTENCY_KEY_META, PROGRESS_META, STEPS_META } from "./wire/meta-keys.js";
+export { IDEMPOTENCY_KEY_META, LINKS_META, PROGRESS_META, STEPS_META } from "./wire/meta-keys.js";
 export type {
   DurableMcpServerOptions,
   FallbackPolicy,

@@ -28,6 +28,8 @@ export type TaskEventName =
   | "patch_applied"
   | "input_unavailable"
   | "task_cancelled"
+  | "task_paused"
+  | "task_resumed"
   | "task_finished"
   | "task_expired"
   | "task_purged"

@@ -49,8 +49,9 @@ export function whereClause(filter: CatalogFilter, now: number): Clause {
   anyOf("tool", filter.tool);
   anyOf("principal", filter.principal);
   for (const [key, value] of filter.tags ?? []) {
-    parts.push("json_extract(tags, ?) = ?");
-    params.push(`$.${JSON.stringify(key)}`, value);
+    // The tag side table (catalog-writer.ts files each task's tags there): an index search, not a scan of the rows.
+    parts.push("task_id IN (SELECT task_id FROM durable_mcp_task_tags WHERE key = ? AND value = ?)");
+    params.push(key, value);
   }
   const range = (column: string, op: string, value: number | undefined) => {
     if (value === undefined) return;
@@ -155,10 +156,13 @@ export async function stuckRows(
   const noProgress = `(status = 'working' AND ${progressed} < ?1 AND (next_wake_at IS NULL OR next_wake_at < ?4))`;
   const overdue = "(status IN ('working', 'input_required') AND next_wake_at IS NOT NULL AND next_wake_at < ?2)";
   const unanswered = "(status = 'input_required' AND updated_at < ?3)";
+  // Live rows only, in the order of the partial index on their progress (durable_mcp_tasks_live_progress): the walk
+  // stops at the limit instead of sorting every live task.
   const result = await db
     .prepare(
       `SELECT *, ${noProgress} AS no_progress, ${overdue} AS alarm_overdue, ${unanswered} AS input_unanswered
-       FROM durable_mcp_tasks WHERE (purge_at IS NULL OR purge_at > ?4) AND (${noProgress} OR ${overdue} OR ${unanswered})
+       FROM durable_mcp_tasks WHERE status IN ('working', 'input_required') AND (purge_at IS NULL OR purge_at > ?4)
+       AND (${noProgress} OR ${overdue} OR ${unanswered})
        ORDER BY ${progressed} ASC, task_id LIMIT ?5`,
     )
     .bind(now - thresholds.workingMs, now - thresholds.alarmGraceMs, now - thresholds.inputMs, now, limit)

@@ -1,5 +1,5 @@
-// The catalog's D1 schema as the library creates it: the statements of migrations/catalog/0001_task_catalog.sql (a
-// test compares the two), run with IF NOT EXISTS once per isolate and database before the first catalog query, so a
+// The catalog's D1 schema as the library creates it: the statements of migrations/catalog/*.sql in order (a test
+// compares the two), run with IF NOT EXISTS once per isolate and database before the first catalog query, so a
 // deployment works whether or not it applied the migration with wrangler.
 
 export const CATALOG_SCHEMA: readonly string[] = [
@@ -54,6 +54,30 @@ export const CATALOG_SCHEMA: readonly string[] = [
   cutoff INTEGER NOT NULL,
   after_id TEXT NOT NULL DEFAULT ''
 )`,
+  // 0002_catalog_scale.sql
+  "CREATE INDEX IF NOT EXISTS durable_mcp_tasks_status_created ON durable_mcp_tasks (status, created_at, task_id)",
+  "CREATE INDEX IF NOT EXISTS durable_mcp_tasks_updated ON durable_mcp_tasks (updated_at, task_id)",
+  "CREATE INDEX IF NOT EXISTS durable_mcp_tasks_text ON durable_mcp_tasks (created_at, task_id, status_message, purge_at)",
+  "CREATE INDEX IF NOT EXISTS durable_mcp_tasks_principal_created ON durable_mcp_tasks (principal, created_at, task_id)",
+  "CREATE INDEX IF NOT EXISTS durable_mcp_tasks_counts ON durable_mcp_tasks (status, tool, purge_at, created_at, updated_at)",
+  `CREATE INDEX IF NOT EXISTS durable_mcp_tasks_live_progress ON durable_mcp_tasks (MAX(updated_at, COALESCE(step_updated_at, 0)), task_id) WHERE status IN ('working', 'input_required')`,
+  `CREATE TABLE IF NOT EXISTS durable_mcp_task_tags (
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  PRIMARY KEY (key, value, task_id)
+) WITHOUT ROWID`,
+  "CREATE INDEX IF NOT EXISTS durable_mcp_task_tags_task ON durable_mcp_task_tags (task_id)",
+  // 0003_task_sessions.sql
+  `CREATE TABLE IF NOT EXISTS durable_mcp_task_sessions (
+  task_id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  principal TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+)`,
+  "CREATE INDEX IF NOT EXISTS durable_mcp_task_sessions_list ON durable_mcp_task_sessions (session_id, created_at, task_id)",
+  "CREATE INDEX IF NOT EXISTS durable_mcp_task_sessions_expiry ON durable_mcp_task_sessions (expires_at)",
 ];
 
 const ready = new WeakSet<D1Database>();

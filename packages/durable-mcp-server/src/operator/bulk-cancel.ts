@@ -1,20 +1,28 @@
 import { whereClause, type CatalogFilter } from "../catalog/catalog-queries.js";
 import { ensureCatalogSchema } from "../catalog/catalog-schema.js";
-import { BULK_CONCURRENCY, BULK_STALL_MS } from "../limits.js";
+import { BULK_CONCURRENCY, BULK_RUN_TASKS, BULK_STALL_MS } from "../limits.js";
+import type { TaskStatus } from "../wire/task-shapes.js";
 import type { RunnerClient } from "../tasks/runner-client.js";
 import { appendAudit } from "./audit-log.js";
+import { applyAction, type BulkAction } from "./task-actions.js";
 
-// Bulk cancel by filter, as a job: the matching live tasks created before the job, in task-id order, at most
-// `total` of them, BULK_CONCURRENCY at a time. Progress is saved in D1 after every batch (done, failed, where it got
-// to), so a job whose Worker went away is resumed by the next request that reads it, and cancelling a task twice is a
-// no-op on its runner (the first ending wins).
+// A bulk action by filter, as a job (cancel, pause, resume, retry, restart): the matching tasks created before the
+// job, in task-id order, at most `total` of them, BULK_CONCURRENCY at a time. Progress is saved in D1 after every
+// batch (done, failed, where it got to), so a job whose Worker went away is resumed by the next request that reads
+// it, and doing a batch again changes nothing more: a second cancel, pause or resume is a no-op on its runner, and a
+// restart or retry is keyed by the job's id (the same new task again). One run takes at most BULK_RUN_TASKS tasks (a
+// Worker invocation's subrequest and D1 query limits), then leaves the job "waiting": the next read of it (the CLI
+// polls) runs the next slice at once.
 
 export interface BulkJob {
   jobId: string;
-  kind: "cancel";
+  kind: BulkAction;
+  /** A restart's step label; null for the other actions. */
+  fromStep: string | null;
   actor: string;
   filter: CatalogFilter;
-  state: "running" | "done";
+  /** "waiting": between two runs, its next run not yet started (shown as running). */
+  state: "running" | "waiting" | "done";
   total: number;
   done: number;
   failed: number;
@@ -40,12 +48,23 @@ interface JobRow extends Record<string, unknown> {
   after_id: string;
 }
 
+/**
+ * The `filter` column: a cancel job's filter as it always was; another action's `{ where, fromStep }` (a filter has no
+ * `where` field, so the two never meet). The catalog's tables stay as part 1 made them.
+ */
+function filterColumn(job: Pick<BulkJob, "kind" | "filter" | "fromStep">): string {
+  return JSON.stringify(job.kind === "cancel" ? job.filter : { where: job.filter, fromStep: job.fromStep });
+}
+
 function fromJobRow(row: JobRow): BulkJob {
+  const stored = JSON.parse(row.filter) as CatalogFilter | { where: CatalogFilter; fromStep: string | null };
+  const wrapped = "where" in stored;
   return {
     jobId: row.job_id,
-    kind: "cancel",
+    kind: row.kind as BulkAction,
+    fromStep: wrapped ? stored.fromStep : null,
     actor: row.actor,
-    filter: JSON.parse(row.filter) as CatalogFilter,
+    filter: wrapped ? stored.where : stored,
     state: row.state as BulkJob["state"],
     total: row.total,
     done: row.done,
@@ -57,24 +76,37 @@ function fromJobRow(row: JobRow): BulkJob {
   };
 }
 
-/** Live tasks only: a bulk cancel never touches a finished one. */
-export function cancellable(filter: CatalogFilter, cutoff: number): CatalogFilter {
-  const live = (filter.status ?? ["working", "input_required"]).filter(
-    (s) => s === "working" || s === "input_required",
-  );
+const LIVE: readonly TaskStatus[] = ["working", "input_required"];
+const FINAL: readonly TaskStatus[] = ["completed", "failed", "cancelled"];
+
+/**
+ * The tasks an action may take, of those the filter matches, created before `cutoff`: live ones for cancel, pause
+ * and resume (a bulk action never touches a finished one), final ones for retry and restart (never a running one).
+ */
+export function eligible(action: BulkAction, filter: CatalogFilter, cutoff: number): CatalogFilter {
+  const allowed = action === "retry" || action === "restart" ? FINAL : LIVE;
+  const asked = (filter.status ?? allowed).filter((s) => allowed.includes(s));
   return {
     ...filter,
-    status: live.length > 0 ? live : ["working", "input_required"],
+    // A filter naming only statuses the action cannot take matches nothing (an impossible status), not every task.
+    status: asked.length > 0 ? asked : filter.status ? ["none" as TaskStatus] : [...allowed],
     createdBefore: Math.min(filter.createdBefore ?? Infinity, cutoff + 1),
   };
 }
 
-export async function createJob(db: D1Database, actor: string, filter: CatalogFilter, total: number): Promise<BulkJob> {
+export async function createJob(
+  db: D1Database,
+  actor: string,
+  action: { kind: BulkAction; fromStep: string | null },
+  filter: CatalogFilter,
+  total: number,
+): Promise<BulkJob> {
   await ensureCatalogSchema(db);
   const now = Date.now();
   const job: BulkJob = {
     jobId: crypto.randomUUID(),
-    kind: "cancel",
+    kind: action.kind,
+    fromStep: action.fromStep,
     actor,
     filter,
     state: total === 0 ? "done" : "running",
@@ -89,9 +121,9 @@ export async function createJob(db: D1Database, actor: string, filter: CatalogFi
   await db
     .prepare(
       `INSERT INTO durable_mcp_jobs (job_id, kind, actor, filter, state, total, done, failed, created_at, updated_at,
-         cutoff, after_id) VALUES (?, 'cancel', ?, ?, ?, ?, 0, 0, ?, ?, ?, '')`,
+         cutoff, after_id) VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, '')`,
     )
-    .bind(job.jobId, actor, JSON.stringify(filter), job.state, total, now, now, now)
+    .bind(job.jobId, job.kind, actor, filterColumn(job), job.state, total, now, now, now)
     .run();
   return job;
 }
@@ -102,49 +134,65 @@ export async function readJob(db: D1Database, jobId: string): Promise<BulkJob | 
   return row ? fromJobRow(row) : null;
 }
 
-/** A running job nobody advanced for BULK_STALL_MS (its Worker went away): the reader resumes it. */
+/**
+ * A job waiting for its next run, or a running one nobody advanced for BULK_STALL_MS (its Worker went away): the
+ * reader runs it.
+ */
 export function isStalled(job: BulkJob, now: number): boolean {
-  return job.state === "running" && now - job.updatedAt >= BULK_STALL_MS;
+  return job.state === "waiting" || (job.state === "running" && now - job.updatedAt >= BULK_STALL_MS);
 }
 
 /**
- * Runs the job to its end from where it got to. Claims it first (a conditional update of `updated_at`), so two
- * resumers never run it side by side.
+ * Runs the job from where it got to, for at most `maxTasks` tasks (to its end, or "waiting" for the next run). Claims
+ * it first (a conditional update of `updated_at`), so two resumers never run it side by side.
  */
 export async function runJob(
   db: D1Database,
   runners: RunnerClient,
   job: BulkJob,
   claimedAt?: number,
+  maxTasks = BULK_RUN_TASKS,
 ): Promise<BulkJob> {
   let current = job;
   if (claimedAt === undefined) {
     const now = Date.now();
     const claim = await db
-      .prepare("UPDATE durable_mcp_jobs SET updated_at = ? WHERE job_id = ? AND updated_at = ? AND state = 'running'")
+      .prepare(
+        `UPDATE durable_mcp_jobs SET updated_at = ?, state = 'running'
+         WHERE job_id = ? AND updated_at = ? AND state IN ('running', 'waiting')`,
+      )
       .bind(now, job.jobId, job.updatedAt)
       .run();
     if ((claim.meta.changes ?? 0) === 0) return (await readJob(db, job.jobId)) ?? job;
-    current = { ...job, updatedAt: now };
+    current = { ...job, state: "running", updatedAt: now };
   }
-  const filter = cancellable(current.filter, current.cutoff);
-  const cancelled: string[] = [];
+  const filter = eligible(current.kind, current.filter, current.cutoff);
+  const acted: string[] = [];
+  let taken = 0;
   while (current.state === "running") {
-    const remaining = current.total - current.done - current.failed;
+    if (taken >= maxTasks) {
+      current = await saveProgress(db, current, { state: "waiting" });
+      break;
+    }
+    const remaining = Math.min(current.total - current.done - current.failed, maxTasks - taken);
     const page = await pageAfter(db, filter, current.afterId, Math.min(BULK_CONCURRENCY, remaining));
     if (page.length === 0) {
       current = await saveProgress(db, current, { state: "done" });
       break;
     }
+    // Keyed by the job: a batch done again (a resumed job) restarts each task into the same new task.
     const outcomes = await Promise.allSettled(
-      page.map((task) => runners.cancel({ taskId: task.taskId, principal: task.principal })),
+      page.map((task) =>
+        applyAction(runners, current.kind, task, { fromStep: current.fromStep, requestKey: current.jobId }),
+      ),
     );
+    taken += page.length;
     let done = 0;
     let failed = 0;
     outcomes.forEach((outcome, i) => {
-      if (outcome.status === "fulfilled") {
+      if (outcome.status === "fulfilled" && outcome.value.ok) {
         done++;
-        cancelled.push(page[i]!.taskId);
+        acted.push(page[i]!.taskId);
       } else failed++;
     });
     current = await saveProgress(db, current, {
@@ -154,11 +202,16 @@ export async function runJob(
     });
     if (current.done + current.failed >= current.total) current = await saveProgress(db, current, { state: "done" });
   }
+  // Each run's tasks are audited: the slices' entries together name every task the job cancelled.
   await appendAudit(db, {
     actor: current.actor,
-    action: "bulk_cancel_finished",
-    target: { jobId: current.jobId, where: current.filter },
-    taskIds: cancelled,
+    action: `bulk_${current.kind}_${current.state === "done" ? "finished" : "progress"}`,
+    target: {
+      jobId: current.jobId,
+      where: current.filter,
+      ...(current.fromStep ? { fromStep: current.fromStep } : {}),
+    },
+    taskIds: acted,
     outcome: { done: current.done, failed: current.failed, total: current.total },
   });
   return current;

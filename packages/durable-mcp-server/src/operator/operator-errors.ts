@@ -26,6 +26,9 @@ export type OperatorErrorCode =
   | "filter_required"
   | "too_many_tasks"
   | "invalid_body"
+  | "conflict"
+  | "unknown_step"
+  | "purged"
   | "internal_error";
 
 export function errorResponse(error: OperatorError): Response {

@@ -81,12 +81,14 @@ export interface DurableMcpOptions<Env> {
    */
   sessionSecret?: string;
   /**
-   * TaskIndex Durable Object binding behind the 2025-11-25 `tasks/list`. Default "TASK_INDEX"; when the env has no
-   * such binding (or `false`), tasks are not indexed and `tasks/list` is neither advertised nor served.
+   * TaskIndex Durable Object binding behind the 2025-11-25 `tasks/list` where no task catalog is bound. Default
+   * "TASK_INDEX". Where the `catalog` D1 is bound, lists are read from it and the index is neither written nor read;
+   * with neither binding (or `false` and no catalog), tasks are not indexed and `tasks/list` is neither advertised
+   * nor served.
    */
   index?: string | false;
   /**
-   * Which tasks the 2025-11-25 `tasks/list` shows (with the `index` binding). "principal": every task of the caller's
+   * Which tasks the 2025-11-25 `tasks/list` shows (from the `catalog` where bound, else the `index` binding). "principal": every task of the caller's
    * principal (the default with `authenticate`; refused without it, where every caller is the one principal
    * "anonymous" and a list would hand anyone every task id). "session": only the tasks created in the same 2025
    * session (an opt-in for servers without `authenticate`: whoever holds the session id sees them). "off": neither
@@ -97,7 +99,8 @@ export interface DurableMcpOptions<Env> {
   webhooks?: WebhooksOptions;
   /**
    * The task catalog's D1 binding (design/operations.md): every TaskRunner writes its task's row there after each
-   * change, off the request's path. Default "TASK_CATALOG"; without such a binding (or `false`) nothing is written
+   * change, off the request's path, and the 2025-11-25 `tasks/list` is read from it (nothing indexed at create).
+   * Default "TASK_CATALOG"; without such a binding (or `false`) nothing is written, lists come from the `index`,
    * and the operator API says the catalog is off.
    */
   catalog?: string | false;

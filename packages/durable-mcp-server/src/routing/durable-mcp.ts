@@ -75,7 +75,9 @@ export function durableMcp<Env>(
   // Pre-created TaskRunners of this isolate (tasks/runner-pool.ts); only requests that can refill it take from it.
   const runnersFor = runnerClients<Env>(
     bindingName,
-    indexBinding ? { binding: indexBinding, scope: taskList === "session" ? "session" : "principal" } : undefined,
+    taskList === "off"
+      ? undefined
+      : { index: indexBinding, catalog: catalogBinding, scope: taskList === "session" ? "session" : "principal" },
     new RunnerPool(),
   );
   const serveFiles = (request: Request, env: Env) =>
@@ -228,24 +230,26 @@ function runnerNamespace<Env>(env: Env, bindingName: string): DurableObjectNames
 }
 
 /**
- * Makes a request's RunnerClient from the Worker's env: the TaskRunner binding, the TaskIndex (with the list's scope)
- * when one is bound and a list is served, and the isolate's pool when the request can refill it.
+ * Makes a request's RunnerClient from the Worker's env: the TaskRunner binding; where a list is served, the task
+ * catalog when its D1 is bound (lists from it, nothing indexed) or else the TaskIndex when bound; and the isolate's
+ * pool when the request can refill it.
  */
 function runnerClients<Env>(
   bindingName: string,
-  index: { binding: string; scope: "principal" | "session" } | undefined,
+  lists: { index: string | undefined; catalog: string | undefined; scope: "principal" | "session" } | undefined,
   pool: RunnerPool,
 ): (env: Env, withPool?: boolean) => RunnerClient {
   return (env, withPool = false) => {
     const namespace = runnerNamespace(env, bindingName);
-    const indexNamespace = index ? (env as Record<string, unknown>)[index.binding] : undefined;
+    const catalog = lists ? catalogDatabase(env, lists.catalog) : undefined;
+    const indexNamespace = lists?.index ? (env as Record<string, unknown>)[lists.index] : undefined;
     const indexed = typeof (indexNamespace as DurableObjectNamespace | undefined)?.idFromName === "function";
-    return new RunnerClient(
-      namespace,
-      undefined,
-      indexed ? { namespace: indexNamespace as DurableObjectNamespace, scope: index!.scope } : undefined,
-      withPool ? pool : undefined,
-    );
+    const source = catalog
+      ? { catalog, scope: lists!.scope }
+      : indexed
+        ? { namespace: indexNamespace as DurableObjectNamespace, scope: lists!.scope }
+        : undefined;
+    return new RunnerClient(namespace, undefined, source, withPool ? pool : undefined);
   };
 }
 

@@ -1,10 +1,16 @@
 import { checkTags, TaskTagsError } from "../catalog/task-tags.js";
-import { deleteCatalogRow, writeCatalogRows, type CatalogChange } from "../catalog/catalog-writer.js";
+import {
+  deleteCatalogRow,
+  writeCatalogRows,
+  type CatalogChange,
+  type TaskSessionEntry,
+} from "../catalog/catalog-writer.js";
 import { CATALOG_RETRY_MS, CATALOG_WRITE_ATTEMPTS, MAX_CATALOG_MESSAGE_LENGTH } from "../limits.js";
 import type { StepJournal } from "../steps/journal.js";
 import type { TaskEventSink } from "../task-events.js";
 import type { TaskDefinition } from "./task-definition.js";
 import { FINAL_STATUSES, type TaskRecord, type TaskStore } from "./task-store.js";
+import { liveMessage } from "./task-view.js";
 
 // A TaskRunner's hand-over to the task catalog (design/operations.md): after each change it bumps the task's catalog
 // version (in the object's KV storage, in the same synchronous section as the change, so it commits with it) and writes
@@ -13,6 +19,8 @@ import { FINAL_STATUSES, type TaskRecord, type TaskStore } from "./task-store.js
 
 /** Key of the per-task catalog version in the object's KV storage. */
 export const CATALOG_VERSION_KEY = "catalogVersion";
+/** Key of the 2025 session the task was created in (per-session `tasks/list` from the catalog), when it was. */
+export const CATALOG_SESSION_KEY = "catalogSession";
 
 export interface CatalogSite {
   readonly storage: DurableObjectStorage;
@@ -24,6 +32,11 @@ export class CatalogFeed {
   private pumping: Promise<void> | undefined;
   private dirty = false;
   private tags: Record<string, string> | undefined;
+  /**
+   * Whether this instance filed the task's session entry and tags (an evicted instance's successor files them once
+   * more, which adds nothing).
+   */
+  private sessionFiled = false;
 
   constructor(
     private readonly site: CatalogSite,
@@ -35,12 +48,14 @@ export class CatalogFeed {
 
   /**
    * The task changed: bumps its version now (call it synchronously after the change) and writes the row after the
-   * current macrotask, so nothing waits on D1 (a create's reply least of all).
+   * current macrotask, so nothing waits on D1 (a create's reply least of all). `session`, at the create: the 2025
+   * session whose list the task joins, filed with its first row.
    */
-  changed(): void {
+  changed(session?: { id: string; expiresAt: number }): void {
     if (!this.db) return;
     const kv = this.site.storage.kv;
     kv.put(CATALOG_VERSION_KEY, (kv.get<number>(CATALOG_VERSION_KEY) ?? 0) + 1);
+    if (session) kv.put(CATALOG_SESSION_KEY, session);
     this.dirty = true;
     this.pumping ??= new Promise<void>((resolve) => setTimeout(resolve, 0))
       .then(() => this.pump())
@@ -89,7 +104,10 @@ export class CatalogFeed {
       if (!change) return;
       for (let attempt = 1; ; attempt++) {
         try {
-          await writeCatalogRows(db, [change]);
+          // The session entry and the tags (which never change) go with this instance's first write only.
+          const session = this.sessionFiled ? undefined : this.sessionEntry(change);
+          await writeCatalogRows(db, [change], session ? [session] : [], !this.sessionFiled);
+          this.sessionFiled = true;
           break;
         } catch (error) {
           const record = this.site.store.read();
@@ -120,7 +138,7 @@ export class CatalogFeed {
       tool: record.tool,
       principal: record.principal,
       status: record.status,
-      statusMessage: record.statusMessage?.slice(0, MAX_CATALOG_MESSAGE_LENGTH) ?? null,
+      statusMessage: liveMessage(record)?.slice(0, MAX_CATALOG_MESSAGE_LENGTH) ?? null,
       progress: record.progress,
       createdAt: record.createdAt,
       updatedAt: record.updatedAt,
@@ -136,6 +154,18 @@ export class CatalogFeed {
       tags: this.tagsOf(record),
       purgeAt: record.purgeAt,
       version: this.site.storage.kv.get<number>(CATALOG_VERSION_KEY) ?? 0,
+    };
+  }
+
+  private sessionEntry(change: CatalogChange): TaskSessionEntry | undefined {
+    const session = this.site.storage.kv.get<{ id: string; expiresAt: number }>(CATALOG_SESSION_KEY);
+    if (!session) return undefined;
+    return {
+      taskId: change.taskId,
+      sessionId: session.id,
+      principal: change.principal,
+      createdAt: change.createdAt,
+      expiresAt: session.expiresAt,
     };
   }
 

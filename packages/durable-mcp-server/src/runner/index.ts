@@ -12,6 +12,8 @@ export type {
 } from "./task-runner-rpc.js";
 export { defineTaskRunner } from "./task-runner.js";
 export type { HistoryExport } from "./task-history.js";
+export type { LifecycleOutcome } from "./task-lifecycle.js";
+export type { RestartPlan, RestartRefusal, RestartRequest, RestartSeed } from "./task-restart.js";
 export {
   defineTaskIndex,
   taskIndexOf,

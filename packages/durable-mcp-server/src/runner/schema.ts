@@ -21,6 +21,8 @@ import {
  * 11: steps packed into the row before them (`pack`): a run of new steps that succeeded at their first attempt is
  *     one row, not one each (journal.ts).
  * 12: outcomes the testing seam injected, apart from the journal (steps/injected-outcomes.ts).
+ * 13: an operator's pause (`paused_at`) and the task's links to the tasks it was restarted or retried from or as
+ *     (`links`, JSON: runner/task-links.ts).
  */
 const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE task (
@@ -166,6 +168,10 @@ const MIGRATIONS: readonly Migration[] = [
      error TEXT,
      PRIMARY KEY (name, occurrence)
    ) WITHOUT ROWID;`,
+  // Pause / resume and restart / retry (runner/task-lifecycle.ts, runner/task-restart.ts). An existing task is not
+  // paused and has no links: NULL in both.
+  `ALTER TABLE task ADD COLUMN paused_at INTEGER;
+   ALTER TABLE task ADD COLUMN links TEXT;`,
 ];
 
 /**
@@ -191,7 +197,9 @@ const CURRENT = `CREATE TABLE task (
      purge_at INTEGER,
      origin TEXT,
      step_key_salt TEXT,
-     client_capabilities TEXT
+     client_capabilities TEXT,
+     paused_at INTEGER,
+     links TEXT
    );
    CREATE TABLE steps (
      seq INTEGER PRIMARY KEY,

@@ -15,6 +15,7 @@ import { missingInputCapability } from "../wire/input-capabilities.js";
 import { eventHost, fileHosts, type EventSite } from "./engine-hosts.js";
 import { taskDefinitionOf, type TaskRegistry } from "./task-definition.js";
 import { taskIndexOf } from "./task-index.js";
+import { catalogDatabase } from "./catalog-feed.js";
 import { FINAL_STATUSES, type Ending, type TaskRecord } from "./task-store.js";
 import type { WebhookSettings } from "./webhook-urls.js";
 
@@ -32,6 +33,8 @@ export interface RunConfig<Env> {
   files: FilesSettings | undefined;
   webhooks: WebhookSettings;
   indexBinding: string | undefined;
+  /** With a catalog bound, lists come from it and nothing is indexed: the purge leaves the index alone. */
+  catalogBinding: string | undefined;
 }
 
 /** The parts of its Durable Object a run reaches. */
@@ -95,6 +98,8 @@ export class TaskRun<Env> {
       return this.arm(now);
     }
     if (FINAL_STATUSES.has(record.status)) return this.arm(now);
+    // Paused: nothing runs until the resume, which wakes the task; the alarm now waits for the TTL only.
+    if (record.pausedAt !== null) return this.arm(now);
     try {
       await this.runHandler(record, now);
       this.runFailures = 0;
@@ -146,6 +151,8 @@ export class TaskRun<Env> {
         now: () => Date.now(),
         // A run starts only on a live task, and a cancel reaches the instance that runs it, so memory suffices.
         isCancelled: () => this.cancelled,
+        // Read from the row at every new step: a pause that lands mid-run stops it at the next step boundary.
+        isPaused: () => site.store.read()?.pausedAt != null,
         setStatus: (message, progress) => {
           if (site.store.setMessage(message, progress ?? null, Date.now())) site.notify();
         },
@@ -223,7 +230,11 @@ export class TaskRun<Env> {
       next = record.purgeAt;
     } else {
       const expiresAt = expiryOf(record.createdAt, record.ttlMs);
-      const candidates = [this.site.journal.nextWake(), expiresAt, this.wakeRequested ? now : null];
+      // A paused task's due steps and wake requests wait for the resume (which re-arms); its TTL still runs.
+      const paused = record.pausedAt !== null;
+      const candidates = paused
+        ? [expiresAt]
+        : [this.site.journal.nextWake(), expiresAt, this.wakeRequested ? now : null];
       const due = candidates.filter((t): t is number => t !== null);
       next = due.length > 0 ? Math.min(...due) : null;
     }
@@ -269,7 +280,10 @@ export class TaskRun<Env> {
     const record = site.store.read();
     if (config.files && record) await deleteSpilledResults(site.env, config.files, record.taskId);
     // Before the record goes, so that a failed removal is retried by the alarm with the principal still known.
-    const index = config.indexBinding && (site.env as Record<string, unknown>)[config.indexBinding];
+    const index =
+      config.indexBinding &&
+      !catalogDatabase(site.env, config.catalogBinding) &&
+      (site.env as Record<string, unknown>)[config.indexBinding];
     if (index && record) await taskIndexOf(index as DurableObjectNamespace, record.principal).remove(record.taskId);
     await site.storage.deleteAlarm();
     await site.storage.deleteAll();

@@ -5,6 +5,8 @@ import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import type { EventOutcome, WebhookAnswer } from "./event-inbox.js";
 import type { TaskRegistry } from "./task-definition.js";
 import type { HistoryExport } from "./task-history.js";
+import type { LifecycleOutcome } from "./task-lifecycle.js";
+import type { RestartPlan, RestartRequest, RestartSeed } from "./task-restart.js";
 import type { TaskText } from "./task-view.js";
 import type { NewTask } from "./task-store.js";
 import type { WebhookSettings } from "./webhook-urls.js";
@@ -79,6 +81,25 @@ export interface TaskRunnerRpc {
   update(access: TaskAccess, responses: Record<string, unknown>): Promise<UpdateOutcome | null>;
   /** The first ending wins; cancelling again is a no-op. */
   cancel(access: TaskAccess): Promise<boolean>;
+  /**
+   * An operator's pause: a live task stops at its next step boundary (a running step body finishes) and its due
+   * alarms wait; it reads `working` with a status message that says paused (`input_required` stays so). Pausing
+   * again changes nothing; a final task is refused. Null when the task is unknown.
+   */
+  pause(access: TaskAccess): Promise<LifecycleOutcome | null>;
+  /** Resumes a paused task where it stopped (not paused: no change); a final task is refused. Null: unknown. */
+  resume(access: TaskAccess): Promise<LifecycleOutcome | null>;
+  /**
+   * A restart from a step (`fromStep`, a label `name#n`) or a retry (null) of this final task, as a new task: its id
+   * (derived from this task, the step and `requestKey`, so a retried request gets the same one), this task's link to
+   * it, and the seed the new task's runner takes (`seedRestart`); or why not (still running, no such step, a kept
+   * step that never settled). Null when the task is unknown or purged. See runner/task-restart.ts for what is kept.
+   */
+  planRestart(access: TaskAccess, request: RestartRequest): Promise<RestartPlan | null>;
+  /** Called on the new task's runner: creates it from `seed` in one transaction; again: the same task (or null). */
+  seedRestart(seed: RestartSeed): Promise<Task | null>;
+  /** On the original once the new task is seeded: the link shows from now on. False: no such link. */
+  confirmRestart(access: TaskAccess, newTaskId: string): Promise<boolean>;
   /** The task plus the tool that created it, for views that name the tool. */
   inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null>;
   /** Resolves once the task is final or waits for input, or as it stands after `timeoutMs`. */

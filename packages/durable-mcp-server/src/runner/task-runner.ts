@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { FIRST_RUN_FALLBACK_MS, MAX_KEPT_RESULT_CHARS, MAX_STREAMS_PER_TASK, TIMELINE_LIMIT } from "../limits.js";
 import { StepJournal } from "../steps/journal.js";
-import { DEFAULT_TASK_EVENT_LEVEL, taskEventLog } from "../task-events.js";
+import { DEFAULT_TASK_EVENT_LEVEL, taskEventLog, type TaskEventFields } from "../task-events.js";
 import { STEPS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 import { answerInputs } from "./input-answers.js";
@@ -28,6 +28,17 @@ import { SEAM_HOST, warnLegacyTestingVariable, type SeamHost } from "./seam-host
 import { DEFAULT_WEBHOOK_SETTINGS } from "./webhook-urls.js";
 import { exportTaskHistory, type HistoryExport } from "./task-history.js";
 import { keptSessionKey } from "./session-key.js";
+import { pauseTask, resumeTask, type LifecycleOutcome } from "./task-lifecycle.js";
+import {
+  confirmRestart,
+  planRestart,
+  sameSeed,
+  SEED_CHECKPOINT,
+  seedTask,
+  type RestartPlan,
+  type RestartRequest,
+  type RestartSeed,
+} from "./task-restart.js";
 
 // The TaskRunner Durable Object: its RPC methods (the contract is task-runner-rpc.ts) over the task's record, journal
 // and inbox. The run loop its alarm drives is task-run.ts; what a run hands the engine, engine-hosts.ts.
@@ -58,6 +69,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     files: options.files,
     webhooks: options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS,
     indexBinding: options.indexBinding,
+    catalogBinding: options.catalogBinding,
   };
 
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
@@ -132,10 +144,15 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
           existing.principal === task.principal && existing.tool === task.tool && existing.input === task.input;
         return same ? toTask(existing) : null;
       }
+      this.store.insert(task, Date.now());
+      return this.started(task, {});
+    }
+
+    /** A task just written (create, or a restart's seed): its alarm and first run. */
+    private async started(task: NewTask, fields: TaskEventFields): Promise<Task> {
       const now = Date.now();
       this.run.cancelled = false;
-      this.store.insert(task, now);
-      this.catalog.changed();
+      this.catalog.changed(task.listSession ?? undefined);
       // The alarm prepare (or the alarm handler) armed is known only to the instance that armed it: a field, not
       // getAlarm(), since only this class arms an unclaimed runner, and after an eviction arming anyway is safe (it
       // only costs the setAlarm this saves). One due by now may be on its way already: arm then too. One due in
@@ -151,7 +168,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       // Once the record is durable — when the output gate lets this reply go — log the line and start the run here,
       // instead of after an alarm hop. Neither holds the reply; if this instance dies first, the alarm runs the task.
       void this.ctx.storage.sync().then(() => {
-        taskEventLog(eventLevel, task)("task_created", { ttlMs: task.ttlMs });
+        taskEventLog(eventLevel, task)("task_created", { ttlMs: task.ttlMs, ...fields });
         return this.startFirstRun();
       });
       return created;
@@ -200,6 +217,43 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       if (this.run.finish({ status: "cancelled" })) await this.run.abort();
       return true;
     }
+
+    /** An operator's pause: the run stops at its next step boundary (task-lifecycle.ts). Null: unknown task. */
+    async pause(access: TaskAccess): Promise<LifecycleOutcome | null> {
+      const record = this.owned(access);
+      return record ? pauseTask(this.site, this.run, record) : null;
+    }
+
+    /** An operator's resume: the task runs on from where it stopped. Null: unknown task. */
+    async resume(access: TaskAccess): Promise<LifecycleOutcome | null> {
+      const record = this.owned(access);
+      return record ? resumeTask(this.site, this.run, record) : null;
+    }
+
+    /** The original's side of a restart or retry (task-restart.ts). Null: unknown (or purged) task. */
+    async planRestart(access: TaskAccess, request: RestartRequest): Promise<RestartPlan | null> {
+      const record = this.owned(access);
+      return record ? planRestart(this.site, runConfig.files, record, request) : null;
+    }
+
+    async confirmRestart(access: TaskAccess, newTaskId: string): Promise<boolean> {
+      const record = this.owned(access);
+      return record ? confirmRestart(this.store, record, newTaskId) : false;
+    }
+
+    /** The new task's side: created with its seeded journal in one transaction; see TaskRunnerRpc.seedRestart. */
+    async seedRestart(seed: RestartSeed): Promise<Task | null> {
+      this.applySchema();
+      const existing = this.store.read();
+      if (existing) return sameSeed(existing, seed) ? toTask(existing) : null;
+      seedTask(this.ctx.storage, this.store, seed, Date.now(), (rows, planned) => this[SEED_CHECKPOINT](rows, planned));
+      return this.started(seed.task, {
+        restartedFrom: seed.links.restartedFrom?.taskId ?? seed.links.retriedFrom?.taskId,
+      });
+    }
+
+    /** A crash point for the seeding's tests (a fixture subclass defines it); nothing as deployed. */
+    [SEED_CHECKPOINT](_rowsWritten: number, _seed: RestartSeed): void {}
 
     async inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null> {
       const record = this.owned(access);

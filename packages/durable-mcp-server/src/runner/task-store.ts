@@ -4,6 +4,7 @@ import { MAX_KEPT_RESULT_CHARS } from "../limits.js";
 import { newStepKeySalt } from "../steps/step-keys.js";
 import { questionCapabilities } from "../wire/input-capabilities.js";
 import type { TaskStatus } from "../wire/task-shapes.js";
+import type { TaskLinks } from "./task-links.js";
 
 export type { TaskStatus };
 export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(["completed", "failed", "cancelled"]);
@@ -41,6 +42,10 @@ export interface TaskRecord {
    * wire/input-capabilities.ts). Null: its questions are answered through the facade tools, so any kind may be asked.
    */
   clientCapabilities: ClientCapabilities | null;
+  /** When an operator paused the task (task-lifecycle.ts); null when it is not paused. */
+  pausedAt: number | null;
+  /** The tasks this one was restarted or retried from or as (task-links.ts); null when none. */
+  links: TaskLinks | null;
 }
 
 export type NewTask = Pick<TaskRecord, "taskId" | "principal" | "tool" | "input" | "ttlMs" | "pollIntervalMs"> & {
@@ -50,6 +55,11 @@ export type NewTask = Pick<TaskRecord, "taskId" | "principal" | "tool" | "input"
    * 2025-11-25 session's. Omitted or null for a client served through the facade tools (the model answers).
    */
   clientCapabilities?: ClientCapabilities | null;
+  /**
+   * The 2025-11-25 session the task is created in, when `tasks/list` is per session and answered from the catalog:
+   * the runner files it with the task's catalog row (catalog-feed.ts).
+   */
+  listSession?: { id: string; expiresAt: number } | null;
 };
 
 export type Ending =
@@ -75,6 +85,8 @@ interface TaskRow extends Record<string, SqlStorageValue> {
   origin: string | null;
   step_key_salt: string | null;
   client_capabilities: string | null;
+  paused_at: number | null;
+  links: string | null;
 }
 
 const LIVE = "status IN ('working', 'input_required')";
@@ -110,12 +122,13 @@ export class TaskStore {
     this.cached = undefined;
   }
 
-  insert(task: NewTask, now: number): void {
+  /** `links`: a restarted or retried task's link to its original (task-restart.ts). */
+  insert(task: NewTask, now: number, links: TaskLinks | null = null): void {
     this.cached = undefined;
     this.sql.exec(
       `INSERT INTO task (singleton, task_id, principal, tool, input, status, created_at, updated_at, ttl_ms,
-         poll_interval_ms, origin, step_key_salt, client_capabilities)
-       VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, ?, ?)`,
+         poll_interval_ms, origin, step_key_salt, client_capabilities, links)
+       VALUES (1, ?, ?, ?, ?, 'working', ?, ?, ?, ?, ?, ?, ?, ?)`,
       task.taskId,
       task.principal,
       task.tool,
@@ -128,7 +141,26 @@ export class TaskStore {
       newStepKeySalt(),
       // Only what decides the questions is kept: a client's declaration may be large, the row must stay small.
       task.clientCapabilities ? JSON.stringify(questionCapabilities(task.clientCapabilities)) : null,
+      links === null ? null : JSON.stringify(links),
     );
+  }
+
+  /** Pauses (`pausedAt`) or resumes (null) a live task; returns whether anything changed. */
+  setPaused(pausedAt: number | null, now: number): boolean {
+    this.cached = undefined;
+    const cursor = this.sql.exec(
+      `UPDATE task SET paused_at = ?, updated_at = ? WHERE singleton = 1 AND ${LIVE} AND (paused_at IS NULL) <> (? IS NULL)`,
+      pausedAt,
+      now,
+      pausedAt,
+    );
+    return cursor.rowsWritten > 0;
+  }
+
+  /** Replaces the task's links; final or not (a link is not a change of the task's outcome). */
+  setLinks(links: TaskLinks): void {
+    this.cached = undefined;
+    this.sql.exec("UPDATE task SET links = ? WHERE singleton = 1", JSON.stringify(links));
   }
 
   /** Writes a final status if the task is still live; returns whether this call was the one that ended it. */
@@ -199,5 +231,7 @@ function fromRow(row: TaskRow): TaskRecord {
     origin: row.origin ?? null,
     stepKeySalt: row.step_key_salt ?? null,
     clientCapabilities: row.client_capabilities ? (JSON.parse(row.client_capabilities) as ClientCapabilities) : null,
+    pausedAt: row.paused_at ?? null,
+    links: row.links ? (JSON.parse(row.links) as TaskLinks) : null,
   };
 }

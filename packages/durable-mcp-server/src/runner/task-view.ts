@@ -1,7 +1,8 @@
 import type { JsonRpcErrorObject } from "../errors/jsonrpc.js";
 import { stepLabel, type StepRecord } from "../steps/step-record.js";
-import { PROGRESS_META } from "../wire/meta-keys.js";
+import { LINKS_META, PROGRESS_META } from "../wire/meta-keys.js";
 import type { DetailedTask, InputRequestEntry, Task } from "../wire/task-shapes.js";
+import { linksView } from "./task-links.js";
 import type { TaskRecord } from "./task-store.js";
 
 // The runner's durable record as the wire's Task (tasks/get, tasks/update, tasks/cancel, the create answer). It
@@ -16,9 +17,12 @@ export function toTask(record: TaskRecord): Task {
     lastUpdatedAt: new Date(record.updatedAt).toISOString(),
     ttlMs: record.ttlMs,
   };
-  if (record.statusMessage !== null) task.statusMessage = record.statusMessage;
+  // A paused task reads `working` with a message that says so; input_required stays as it is.
+  const message = liveMessage(record);
+  if (message !== null) task.statusMessage = message;
   if (record.pollIntervalMs !== null) task.pollIntervalMs = record.pollIntervalMs;
   if (record.progress !== null) task._meta = { [PROGRESS_META]: record.progress };
+  if (record.links !== null) task._meta = { ...task._meta, [LINKS_META]: linksView(record.links) };
   return task;
 }
 
@@ -55,3 +59,11 @@ export function toTaskText(task: DetailedTask): TaskText {
   const meta = _meta && Object.keys(_meta).length > 0 ? JSON.stringify(_meta) : null;
   return { body: JSON.stringify(rest), meta };
 }
+
+/** What a live task's status message reads: "paused" while an operator holds it (a final task's is its own). */
+export function liveMessage(record: TaskRecord): string | null {
+  if (record.pausedAt === null || record.status !== "working") return record.statusMessage;
+  return record.statusMessage === null ? PAUSED_MESSAGE : `${PAUSED_MESSAGE} (was: ${record.statusMessage})`;
+}
+
+export const PAUSED_MESSAGE = "paused by an operator";

@@ -44,6 +44,11 @@ export interface EngineHost {
   journal: EngineJournal;
   now(): number;
   isCancelled(): boolean;
+  /**
+   * An operator paused the task: a new step is not started (the run suspends at this step boundary; a body already
+   * running finishes). Absent: never paused.
+   */
+  isPaused?(): boolean;
   setStatus(message: string, progress: number | undefined): void;
   /** A new input request was journaled: the task is now `input_required`. */
   inputRequested(): void;

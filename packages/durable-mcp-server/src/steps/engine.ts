@@ -171,6 +171,8 @@ class StepEngine implements StepRunner {
     // A new task's journal is empty, and a new step's record is not kept (doStep): nothing to look up, no key to make.
     const key = this.records.size === 0 ? undefined : keyOf(name, occurrence);
     const record = key === undefined ? undefined : this.records.get(key);
+    // Paused by an operator: a new step waits for the resume (which wakes the task); replayed steps go on.
+    if (!record && this.host.isPaused?.()) return "park";
     if (!record && this.progressed && (now ?? this.host.now()) >= this.host.handoffAt) {
       this.wakeNow = true;
       return "handoff";

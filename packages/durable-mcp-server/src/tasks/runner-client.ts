@@ -1,4 +1,5 @@
 import { backoffDelayMs, equalJitter } from "../util/backoff.js";
+import { catalogListPage } from "../catalog/task-list.js";
 import { newTaskId } from "../ids.js";
 import type { RunnerPool } from "./runner-pool.js";
 import {
@@ -15,6 +16,10 @@ import {
   type NewTask,
   type TaskText,
   type HistoryExport,
+  type LifecycleOutcome,
+  type RestartPlan,
+  type RestartRequest,
+  type RestartSeed,
 } from "../runner/index.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
@@ -26,11 +31,14 @@ export interface RetryPolicy {
 const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseDelayMs: 40 };
 
 /**
- * The task index a deployment lists from (the 2025-11-25 `tasks/list`): its TaskIndex namespace, and whose lists it
- * keeps: each principal's (every create is indexed), or each 2025 session's (only creates made in a session).
+ * Where a deployment's 2025-11-25 `tasks/list` comes from, and whose lists it keeps: each principal's, or each 2025
+ * session's (only creates made in a session). With a task `catalog` (D1), lists are read from it and nothing is
+ * written at create (the runner files its row, and its session, off the reply's path); without one, from the
+ * TaskIndex `namespace`, written before every create.
  */
 export interface TaskIndexBinding {
-  namespace: DurableObjectNamespace;
+  namespace?: DurableObjectNamespace;
+  catalog?: D1Database;
   scope: "principal" | "session";
 }
 
@@ -69,40 +77,71 @@ export class RunnerClient {
 
   /** Whose lists the 2025-11-25 `tasks/list` reads: each principal's, each session's, or none (not served). */
   get listScope(): "principal" | "session" | undefined {
-    return this.index?.scope;
+    const index = this.index;
+    return index && (index.catalog || index.namespace) ? index.scope : undefined;
+  }
+
+  /** Whether lists are read from the task catalog (nothing indexed at create; a listed id is a row the runner wrote). */
+  get listsFromCatalog(): boolean {
+    return this.index?.catalog !== undefined;
   }
 
   /**
-   * Indexes the task first, then creates it: a task a client was told about is always listed (a listing skips an
+   * Creates the task. With lists from the catalog, that is all: the runner files the task's row (and, for a
+   * per-session list, `session`) off the reply's path, so a new task is listed a moment after its create returns.
+   * With a TaskIndex, indexes the task first: a task a client was told about is always listed (a listing skips an
    * entry whose task does not exist yet, and drops it only once its create can no longer land: INDEX_PENDING_MS).
    * Indexed under its principal, or, when lists are per session, under `session` (not at all without one).
    */
   async create(task: NewTask, session?: IndexScope["session"]): Promise<Task | null> {
     const index = this.index;
+    if (index?.catalog) {
+      const filed: NewTask =
+        index.scope === "session" && session
+          ? { ...task, listSession: { id: session.id, expiresAt: session.expiresAt } }
+          : task;
+      return this.call(task.taskId, (runner) => runner.create(filed));
+    }
+    const namespace = index?.namespace;
     const scope: IndexScope | undefined =
       index?.scope === "principal"
         ? { principal: task.principal }
         : session
           ? { principal: task.principal, session }
           : undefined;
-    if (index && scope) {
+    if (namespace && scope) {
       await this.retrying(task.taskId, () =>
-        taskIndexOf(index.namespace, scope).add(task.taskId, Date.now(), scope.session?.expiresAt),
+        taskIndexOf(namespace, scope).add(task.taskId, Date.now(), scope.session?.expiresAt),
       );
     }
     return this.call(task.taskId, (runner) => runner.create(task));
   }
 
-  /** A page of one list, newest first; empty without an index. */
+  /**
+   * A page of one list, newest first (`indexedAt`: when indexed, or from the catalog, when created); empty without
+   * a list.
+   */
   async indexPage(scope: IndexScope, after: IndexCursor | null, limit: number): Promise<IndexEntry[]> {
-    const index = this.index;
-    if (!index) return [];
-    return this.retrying(scope.principal, () => taskIndexOf(index.namespace, scope).page(after, limit));
+    const catalog = this.index?.catalog;
+    if (catalog) {
+      const entries = await catalogListPage(
+        catalog,
+        { principal: scope.principal, ...(scope.session ? { sessionId: scope.session.id } : {}) },
+        after && { createdAt: after.indexedAt, taskId: after.taskId },
+        limit,
+        Date.now(),
+      );
+      return entries.map((entry) => ({ taskId: entry.taskId, indexedAt: entry.createdAt }));
+    }
+    const namespace = this.index?.namespace;
+    if (!namespace) return [];
+    return this.retrying(scope.principal, () => taskIndexOf(namespace, scope).page(after, limit));
   }
 
   async unindex(scope: IndexScope, taskId: string): Promise<void> {
-    const index = this.index;
-    if (index) await this.retrying(taskId, () => taskIndexOf(index.namespace, scope).remove(taskId));
+    const namespace = this.index?.namespace;
+    if (namespace && !this.index?.catalog)
+      await this.retrying(taskId, () => taskIndexOf(namespace, scope).remove(taskId));
   }
 
   get(access: TaskAccess, options?: { steps?: boolean }): Promise<DetailedTask | null> {
@@ -119,6 +158,36 @@ export class RunnerClient {
 
   cancel(access: TaskAccess): Promise<boolean> {
     return this.call(access.taskId, (runner) => runner.cancel(access));
+  }
+
+  pause(access: TaskAccess): Promise<LifecycleOutcome | null> {
+    return this.call(access.taskId, (runner) => runner.pause(access));
+  }
+
+  resume(access: TaskAccess): Promise<LifecycleOutcome | null> {
+    return this.call(access.taskId, (runner) => runner.resume(access));
+  }
+
+  /** Retrying is safe: the same request key finds the same link and the same new task id. */
+  planRestart(access: TaskAccess, request: RestartRequest): Promise<RestartPlan | null> {
+    return this.call(access.taskId, (runner) => runner.planRestart(access, request));
+  }
+
+  /**
+   * Seeded as `create` creates: with lists from the catalog the runner files its row; with a per-principal TaskIndex,
+   * indexed first. A repeat joins the task seeded already.
+   */
+  async seedRestart(seed: RestartSeed): Promise<Task | null> {
+    const namespace = this.index?.catalog ? undefined : this.index?.namespace;
+    if (namespace && this.index?.scope === "principal") {
+      const scope = { principal: seed.task.principal };
+      await this.retrying(seed.task.taskId, () => taskIndexOf(namespace, scope).add(seed.task.taskId, Date.now()));
+    }
+    return this.call(seed.task.taskId, (runner) => runner.seedRestart(seed));
+  }
+
+  confirmRestart(access: TaskAccess, restartedAs: string): Promise<boolean> {
+    return this.call(access.taskId, (runner) => runner.confirmRestart(access, restartedAs));
   }
 
   inspect(access: TaskAccess): Promise<{ tool: string; task: DetailedTask } | null> {

@@ -42,6 +42,20 @@ export const PROGRESS_META = "durable-mcp-server/progress";
  */
 export const STEPS_META = "durable-mcp-server/steps";
 
+/**
+ * A task restarted or retried by an operator, and its original, carry their links under this `_meta` key: on the new
+ * task `restartedFrom` (the original's id and the step label it re-ran from) or `retriedFrom` (the original's id); on
+ * the original `restartedAs` and `retriedAs`, a list each of the new tasks with when they were asked for
+ * (docs/operations.md).
+ * @example
+ * ```ts
+ * import { LINKS_META, type Task } from "durable-mcp-server";
+ *
+ * const originalOf = (task: Task) => (task._meta?.[LINKS_META] as { restartedFrom?: { taskId: string } })?.restartedFrom;
+ * ```
+ */
+export const LINKS_META = "durable-mcp-server/links";
+
 /** The task a fallback handle or a facade tool's result is about (clients without the Tasks extension). */
 export const TASK_ID_META = "durable-mcp-server/taskId";
 

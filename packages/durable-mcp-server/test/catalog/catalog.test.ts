@@ -37,7 +37,13 @@ describe("the catalog's schema", () => {
     const tables = await db
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'durable_mcp_%' ORDER BY name")
       .all<{ name: string }>();
-    expect(tables.results.map((t) => t.name)).toEqual(["durable_mcp_audit", "durable_mcp_jobs", "durable_mcp_tasks"]);
+    expect(tables.results.map((t) => t.name)).toEqual([
+      "durable_mcp_audit",
+      "durable_mcp_jobs",
+      "durable_mcp_task_sessions",
+      "durable_mcp_task_tags",
+      "durable_mcp_tasks",
+    ]);
   });
 });
 

@@ -196,7 +196,7 @@ async function list(
     return rpcError(
       id,
       ProtocolErrorCode.MethodNotFound,
-      "Method not found: tasks/list is served only with a TASK_INDEX binding, and without authenticate only as a per-session list (taskList)",
+      "Method not found: tasks/list is served only with a task catalog (D1) or TASK_INDEX binding, and without authenticate only as a per-session list (taskList)",
     );
   }
   const sessionScope = sessionScopeOf(session);
@@ -212,9 +212,12 @@ async function list(
   const page = entries.slice(0, LIST_PAGE_SIZE);
   const tasks = await mapBounded(page, LIST_CONCURRENCY, async ({ taskId, indexedAt }) => {
     const task = await ctx.runners.get({ taskId, principal: ctx.principal });
-    // No task under the entry: a create still on its way (indexed first, created next), left alone; past
-    // INDEX_PENDING_MS, a create that failed after its index write, dropped now.
-    if (!task && Date.now() - indexedAt > INDEX_PENDING_MS) await ctx.runners.unindex(scope, taskId);
+    // No task under an index entry: a create still on its way (indexed first, created next), left alone; past
+    // INDEX_PENDING_MS, a create that failed after its index write, dropped now. (A catalog row without its task is
+    // one being purged: its runner or the sweep deletes it.)
+    if (!task && !ctx.runners.listsFromCatalog && Date.now() - indexedAt > INDEX_PENDING_MS) {
+      await ctx.runners.unindex(scope, taskId);
+    }
     return task && toLegacyTask(task);
   });
   const last = page.at(-1);
