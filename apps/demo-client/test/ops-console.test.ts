@@ -1,12 +1,13 @@
 // The operator console (durable-mcp-server/console, mounted by the demo Worker at /ops) in a real browser against the
 // demo under `wrangler dev`, whose OPERATOR_TOKEN is set (test/setup.ts): the sign-in (a wrong token refused, the right
 // one kept for the tab); the fleet table filtered by tag and status with counts, and paged; a task's run view with its
-// step waterfall (a wait drawn apart from work); the buttons exactly as GET /operator lists actions (a server answering
-// restart, pause, resume and retry played by request routing: "Restart from here" on each step's row posts its label
-// and opens the new task); the stuck list with a threshold given; cancel of the selected tasks and of every task a
-// filter matches, each behind a confirmation that states the count; the audit log showing both. Every view is axe clean
-// (serious and critical) in light and dark at 1280 and 375 px, runs under its strict CSP without a violation, and is
-// screenshot to results/screenshots/ops-*.png (ignored by git).
+// step waterfall (a wait drawn apart from work); a real restart of an ended task from a step's row (the new task
+// opened, audited); the buttons exactly as GET /operator lists actions (a server answering restart, pause, resume and
+// retry played by request routing: "Restart from here" on each step's row posts its label and opens the new task); the
+// stuck list with a threshold given; cancel of the selected tasks and of every task a filter matches, each behind a
+// confirmation that states the count; the audit log showing both. Every view is axe clean (serious and critical) in
+// light and dark at 1280 and 375 px, runs under its strict CSP without a violation, and is screenshot to
+// results/screenshots/ops-*.png (ignored by git).
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -200,6 +201,22 @@ describe("the operator console at /ops", () => {
       .toEqual(["cancelled", "cancelled", "cancelled"]);
   });
 
+  it("restarts an ended task from a step's row as a new task, and opens it", async () => {
+    const ended = groupA[1]!;
+    await page.goto(`${origin}/ops#/tasks/${ended}`);
+    await page.reload();
+    await expect.poll(() => page.getByTestId("run-header").textContent(), WAIT).toContain("cancelled");
+    await page.getByRole("button", { name: "Restart from render page 1" }).click();
+    const dialog = page.getByRole("dialog");
+    expect(await dialog.getByTestId("confirm-count").textContent()).toContain("creates 1 new task");
+    await dialog.getByRole("button", { name: "Restart as a new task" }).click();
+    await expect.poll(() => page.evaluate(() => location.hash), WAIT).not.toBe(`#/tasks/${ended}`);
+    const restarted = decodeURIComponent((await page.evaluate(() => location.hash)).slice("#/tasks/".length));
+    await expect.poll(() => page.getByTestId("run-header").textContent(), WAIT).toContain("working");
+    expect((await mcp.getTask(restarted)).status).toBe("working");
+    await mcp.cancelTask(restarted);
+  });
+
   it("offers exactly the actions GET /operator lists: restart from a step's row, pause, resume, retry", async () => {
     // A server that answers more actions than this one (the console needs no change for them): its GET /operator
     // and its restart answer are played by the browser's request routing.
@@ -277,6 +294,7 @@ describe("the operator console at /ops", () => {
     const audit = page.getByTestId("audit-table");
     await expect.poll(() => audit.locator('tr[data-action="cancel"]').count(), WAIT).toBeGreaterThanOrEqual(3);
     expect(await audit.locator('tr[data-action="bulk_cancel_started"]').first().textContent()).toContain(domain("b"));
+    expect(await audit.locator('tr[data-action="restart"]').first().textContent()).toContain(groupA[1]!);
     expect(await inspect("audit")).toEqual([]);
     await page.goto(`${origin}/ops#/`);
     await page.reload();
