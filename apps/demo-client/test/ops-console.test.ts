@@ -2,8 +2,8 @@
 // demo under `wrangler dev`, whose OPERATOR_TOKEN is set (test/setup.ts): the sign-in (a wrong token refused, the right
 // one kept for the tab); the fleet table filtered by tag and status with counts, and paged; a task's run view with its
 // step waterfall (a wait drawn apart from work); a real restart of an ended task from a step's row (the new task
-// opened, audited); the buttons exactly as GET /operator lists actions (a server answering restart, pause, resume and
-// retry played by request routing: "Restart from here" on each step's row posts its label and opens the new task); the
+// opened, audited); the buttons exactly as GET /operator lists actions (its list and a restart answer played by
+// request routing as well: "Restart from here" on each step's row posts its label and opens the new task); the
 // stuck list with a threshold given; cancel of the selected tasks and of every task a filter matches, each behind a
 // confirmation that states the count; the audit log showing both. Every view is axe clean (serious and critical) in
 // light and dark at 1280 and 375 px, runs under its strict CSP without a violation, and is screenshot to
