@@ -23,6 +23,8 @@ export interface DemoServer {
    * fixed here because the server's list is; a test file listens on it while it runs (files run one at a time).
    */
   listedPort: number;
+  /** The operator token the server requires on /operator (the console's sign-in is tested with it). */
+  operatorToken: string;
 }
 
 declare module "vitest" {
@@ -68,6 +70,7 @@ export function watcherServers(listedPort: number): string[] {
 export default async function setup(project: TestProject) {
   ensureChromium();
   const fileUrlSecret = randomBytes(32).toString("hex");
+  const operatorToken = randomBytes(32).toString("hex");
   const listedPort = await freePort();
   // Not under the server's root: its arguments must be fixed at creation, so that a start from a test file (which
   // has only the spec) serves the same page with the same secret.
@@ -87,6 +90,9 @@ export default async function setup(project: TestProject) {
       `WATCHER_SESSION_SECRET:${randomBytes(32).toString("hex")}`,
       "--var",
       `WATCHER_SERVERS:${watcherServers(listedPort).join(",")}`,
+      // Set, so that the operator API asks for it even on loopback (the console's sign-in).
+      "--var",
+      `OPERATOR_TOKEN:${operatorToken}`,
     ],
     onDispose: process.env.DEMO_CLIENT_KEEP_LOG ? (log) => console.log(log) : undefined,
   });
@@ -102,7 +108,13 @@ export default async function setup(project: TestProject) {
     });
     if (!existsSync(join(assets, "index.html"))) throw new Error(`vite build wrote no ${assets}/index.html`);
     await server.start();
-    project.provide("demo", { origin: server.origin, chromium: CHROMIUM, server: server.spec, listedPort });
+    project.provide("demo", {
+      origin: server.origin,
+      chromium: CHROMIUM,
+      server: server.spec,
+      listedPort,
+      operatorToken,
+    });
   } catch (error) {
     await server.dispose();
     rmSync(assets, { recursive: true, force: true });

@@ -1,8 +1,9 @@
-// The task server Worker (`npm start`, root wrangler.jsonc): MCP at /mcp, files at /files, the task page at /, and
-// the page's agent (TaskWatcher, the page's MCP client: apps/demo-client/agent) at /agents/task-watcher/<session>,
-// mounted by hand inside a Hono app beside other routes.
+// The task server Worker (`npm start`, root wrangler.jsonc): MCP at /mcp, files at /files, the task page at /, the
+// operator API at /operator and its console at /ops, and the page's agent (TaskWatcher, the page's MCP client:
+// apps/demo-client/agent) at /agents/task-watcher/<session>, mounted by hand inside a Hono app beside other routes.
 import { routeTaskWatcher, serveOwnOriginWith, TaskWatcher, WatcherClients } from "demo-client/agent";
 import { durableMcp, EventRefusedError, type EventRefusal, type WaitUntil } from "durable-mcp-server";
+import { serveConsole } from "durable-mcp-server/console";
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { authenticate } from "./auth.js";
@@ -38,6 +39,11 @@ app.all("/files/*", (c) => mcp.serveFiles(c.req.raw, c.env));
 app.all("/webhooks/*", (c) => mcp.serveWebhooks(c.req.raw, c.env));
 app.all("/operator", (c) => mcp.serveOperator(c.req.raw, c.env, executionContextOf(c)));
 app.all("/operator/*", (c) => mcp.serveOperator(c.req.raw, c.env, executionContextOf(c)));
+// The operator console (durable-mcp-server/console): one page over the operator API above, asking for the operator
+// token when the API needs one.
+const opsConsole = (c: Context) => serveConsole(c.req.raw, { path: "/ops", operatorPath: "/operator" }) ?? c.notFound();
+app.all("/ops", opsConsole);
+app.all("/ops/", opsConsole);
 // Outside systems approve `await_approval` here: `POST /events/<taskId>` with `{ type, payload }` and the caller's own
 // bearer token. This route is the Worker's trusted code calling mcp.sendEvent, bound to the caller's principal.
 // The body is bounded before it is read: sendEvent refuses a payload over 256 KiB, and `{ type, payload }` around it

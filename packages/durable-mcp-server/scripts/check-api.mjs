@@ -1,5 +1,6 @@
-// Checks the public surface of the package's three entry points (`durable-mcp-server`, `durable-mcp-server/testing`,
-// `durable-mcp-server/testing/mcp-client`) against the reports committed in api/, and their documentation:
+// Checks the public surface of the package's four entry points (`durable-mcp-server`, `durable-mcp-server/testing`,
+// `durable-mcp-server/testing/mcp-client`, `durable-mcp-server/console`) against the reports committed in api/, and
+// their documentation:
 // 1. API Extractor (which reads the built declarations with the TypeScript it bundles, so the project's TypeScript 7
 //    does not matter to it) writes each entry point's surface — every export with its kind and declared signature —
 //    and fails when it differs from the committed api/*.api.md: a change to the surface is announced by updating the
@@ -37,6 +38,7 @@ export const ENTRY_POINTS = [
     dts: "testing/mcp-client.d.ts",
     report: "durable-mcp-server-testing-mcp-client.api.md",
   },
+  { name: "durable-mcp-server/console", dts: "console/index.d.ts", report: "durable-mcp-server-console.api.md" },
 ];
 
 const work = mkdtempSync(join(tmpdir(), "check-api-"));

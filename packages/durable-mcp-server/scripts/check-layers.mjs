@@ -42,6 +42,7 @@ export const LAYERS = [
   "operator",
   "routing",
   "testing",
+  "console",
 ];
 
 /** The most lines a module of src/ may have: past it a file holds more than one concern, with a seam to split at. */

@@ -177,6 +177,9 @@ export const MAX_TASK_RESTARTS = 100;
 export const STUCK_WORKING_MS = 15 * 60_000;
 export const STUCK_INPUT_MS = 24 * 60 * 60_000;
 export const STUCK_ALARM_GRACE_MS = 60_000;
+/** GET /operator/metrics reads at most this many finished rows (newest first) and answers at most this many buckets. */
+export const MAX_METRICS_ROWS = 20_000;
+export const MAX_METRICS_BUCKETS = 500;
 
 /**
  * Open watch streams one TaskRunner serves at once (2025-11-25 `tasks/result` streams, SEP-2663 listens naming the

@@ -1,10 +1,11 @@
 import { MAX_BULK_TASKS, MAX_OPERATOR_PAGE_SIZE } from "../limits.js";
 import { operatorOf, type Operator, type OperatorSettings } from "./operator-access.js";
 import { errorResponse, jsonResponse, OperatorError } from "./operator-errors.js";
-import { allowOnly, expect, noParams, type OperatorDeps } from "./operator-http.js";
+import { allowOnly, catalog, expect, noParams, type OperatorDeps } from "./operator-http.js";
 import { audit, children, detail, history, listTasks, stats, stuck } from "./operator-reads.js";
+import { serveMetrics } from "./operator-metrics.js";
 import { actOnTask, readJobRoute, reconcile, startJob } from "./operator-writes.js";
-import type { BulkAction } from "./task-actions.js";
+import { BULK_ACTIONS, type BulkAction } from "./task-actions.js";
 
 // The operator API (design/operations.md, docs/operations.md): HTTP + JSON under the operator path, authenticated
 // apart from MCP callers. This module routes; the reads are operator-reads.ts, the actions operator-writes.ts.
@@ -54,6 +55,8 @@ async function route_(
       return jsonResponse({
         operator: operator.name,
         catalog: deps.db ? "on" : "off",
+        // The per-task actions answered below (POST /tasks/:id/<action>): the console offers exactly these.
+        actions: BULK_ACTIONS,
         limits: { maxPageSize: MAX_OPERATOR_PAGE_SIZE, maxBulkTasks: MAX_BULK_TASKS },
       });
     case "/tasks":
@@ -62,6 +65,10 @@ async function route_(
     case "/stats":
       expect(get, "GET");
       return stats(params, deps);
+    case "/metrics":
+      expect(get, "GET");
+      allowOnly(params, ["since", "bucket", "tool"]);
+      return serveMetrics(params, catalog(deps));
     case "/stuck":
       expect(get, "GET");
       return stuck(params, deps);
