@@ -174,6 +174,17 @@ export class TaskStore {
     return cursor.rowsWritten > 0;
   }
 
+  /** Clears a status message that starts with `prefix` (a limiter's "queued: …" once the task runs). */
+  clearMessage(prefix: string, now: number): boolean {
+    this.cached = undefined;
+    const cursor = this.sql.exec(
+      `UPDATE task SET status_message = NULL, updated_at = ? WHERE singleton = 1 AND ${LIVE} AND status_message LIKE ?`,
+      now,
+      `${prefix}%`,
+    );
+    return cursor.rowsWritten > 0;
+  }
+
   setPurgeAt(purgeAt: number): void {
     this.cached = undefined;
     this.sql.exec("UPDATE task SET purge_at = ? WHERE singleton = 1", purgeAt);
