@@ -57,6 +57,19 @@ export interface LimiterWakeRpc {
   limiterWake(taskId: string): Promise<boolean>;
 }
 
+/**
+ * The TaskLimiter Durable Object class `durableMcp` returns (`mcp.TaskLimiter`): export it from the Worker under the
+ * `class_name` of the binding `limits.binding` names (default "TASK_LIMITER"), as a SQLite class.
+ * @example
+ * ```ts
+ * import { durableMcp, McpServer, type TaskLimiterClass } from "durable-mcp-server";
+ *
+ * const mcp = durableMcp(() => new McpServer({ name: "crawler", version: "1.0.0" }), {
+ *   limits: { named: { "crawl-api": { concurrent: 5 } } },
+ * });
+ * export const TaskLimiter: TaskLimiterClass<unknown> = mcp.TaskLimiter;
+ * ```
+ */
 export type TaskLimiterClass<Env> = new (ctx: DurableObjectState, env: Env) => DurableObject<Env> & LimiterRpc;
 
 /** The limiter of a key: one object per key, named by it. */

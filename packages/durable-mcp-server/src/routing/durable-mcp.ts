@@ -25,6 +25,8 @@ import { answerMcpRequest, type Authenticate, type McpEndpoint, type RequestBind
 import { bearsOperatorToken, resolveOperator, type OperatorSettings } from "../operator/operator-access.js";
 import { serveOperator } from "../operator/operator-api.js";
 import type { DurableMcp, DurableMcpOptions, FilesOptions, WaitUntil, WebhooksOptions } from "./durable-mcp-options.js";
+import { defineTaskLimiter } from "../limiter/index.js";
+import { createLimitsOf, resolveLimits, type ResolvedLimits } from "./limits-settings.js";
 
 /**
  * Wires an author's server factory to Workers: the TaskRunner Durable Object class to export, a `fetch` that
@@ -59,6 +61,7 @@ export function durableMcp<Env>(
   const { bindingName, files, webhooks, taskList, indexBinding, catalogBinding, operator } = settings;
   const FileRunner = defineFileRunner<Env>({ bucket: files?.bucketBinding ?? "FILES" });
   const TaskIndex = defineTaskIndex<Env>();
+  const TaskLimiter = defineTaskLimiter<Env>();
   const TaskRunner = defineTaskRunner<Env>({
     registry: createServer,
     alarmBudgetMs: options.alarmBudgetMs,
@@ -69,6 +72,7 @@ export function durableMcp<Env>(
     indexBinding: taskList === "principal" ? indexBinding : undefined,
     webhooks,
     catalogBinding,
+    limits: settings.limits.runner,
   });
   const endpoint = mcpEndpoint(createServer, options, settings);
 
@@ -77,6 +81,7 @@ export function durableMcp<Env>(
     bindingName,
     indexBinding ? { binding: indexBinding, scope: taskList === "session" ? "session" : "principal" } : undefined,
     new RunnerPool(),
+    settings.limits,
   );
   const serveFiles = (request: Request, env: Env) =>
     serveFileRequest(files, endpoint.hosts, options.authenticate, request, env);
@@ -121,6 +126,7 @@ export function durableMcp<Env>(
     TaskRunner,
     FileRunner,
     TaskIndex,
+    TaskLimiter,
     fetch,
     serve,
     serveFiles,
@@ -144,6 +150,7 @@ interface DeploymentSettings<Env> {
   secretBinding: string;
   catalogBinding: string | undefined;
   operator: OperatorSettings<Env>;
+  limits: ResolvedLimits;
 }
 
 /** Resolves `durableMcp`'s options into settings, refusing a combination that cannot be served safely. */
@@ -163,7 +170,19 @@ function resolveSettings<Env>(options: DurableMcpOptions<Env>): DeploymentSettin
   const secretBinding = options.sessionSecret ?? "MCP_SESSION_SECRET";
   const catalogBinding = options.catalog === false ? undefined : (options.catalog ?? "TASK_CATALOG");
   const operator = resolveOperator(options.operator);
-  return { bindingName, path, files, webhooks, taskList, indexBinding, secretBinding, catalogBinding, operator };
+  const limits = resolveLimits(options.limits, bindingName);
+  return {
+    bindingName,
+    path,
+    files,
+    webhooks,
+    taskList,
+    indexBinding,
+    secretBinding,
+    catalogBinding,
+    operator,
+    limits,
+  };
 }
 
 /**
@@ -235,6 +254,7 @@ function runnerClients<Env>(
   bindingName: string,
   index: { binding: string; scope: "principal" | "session" } | undefined,
   pool: RunnerPool,
+  limits: ResolvedLimits,
 ): (env: Env, withPool?: boolean) => RunnerClient {
   return (env, withPool = false) => {
     const namespace = runnerNamespace(env, bindingName);
@@ -245,6 +265,7 @@ function runnerClients<Env>(
       undefined,
       indexed ? { namespace: indexNamespace as DurableObjectNamespace, scope: index!.scope } : undefined,
       withPool ? pool : undefined,
+      createLimitsOf(limits, env),
     );
   };
 }

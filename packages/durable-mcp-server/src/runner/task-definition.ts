@@ -30,7 +30,7 @@ export type LimitFunction = (input: unknown, caller: LimitCaller) => unknown;
 export interface TaskLimits {
   /** A limit of its own (`limit`: how many run at once), or a shared named one (`named`). */
   concurrency?: { limit: number; key?: LimitFunction } | { named: string; key?: LimitFunction };
-  rateLimit?: { limit: number; periodMs: number; key?: LimitFunction; queue: boolean };
+  rateLimit?: { limit: number; periodMs: number; key?: LimitFunction };
   priority?: LimitFunction;
 }
 

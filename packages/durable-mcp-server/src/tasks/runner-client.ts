@@ -1,6 +1,7 @@
 import { backoffDelayMs, equalJitter } from "../util/backoff.js";
 import { newTaskId } from "../ids.js";
 import type { RunnerPool } from "./runner-pool.js";
+import { countCreate, type CreateLimits } from "./create-limits.js";
 import {
   taskIndexOf,
   type IndexCursor,
@@ -15,6 +16,7 @@ import {
   type NewTask,
   type TaskText,
   type HistoryExport,
+  type TaskLimits,
 } from "../runner/index.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
@@ -47,6 +49,8 @@ export class RunnerClient {
     private readonly index?: TaskIndexBinding,
     /** The isolate's pre-created runners, when the request can refill them after its reply (routing/). */
     private readonly pool?: RunnerPool,
+    /** What creates are counted against (rate limits), when the deployment declares limits. */
+    private readonly createLimits?: CreateLimits,
   ) {}
 
   /** Set once this client handed out a pre-created runner's id: the router refills the pool after the reply. */
@@ -75,9 +79,12 @@ export class RunnerClient {
   /**
    * Indexes the task first, then creates it: a task a client was told about is always listed (a listing skips an
    * entry whose task does not exist yet, and drops it only once its create can no longer land: INDEX_PENDING_MS).
-   * Indexed under its principal, or, when lists are per session, under `session` (not at all without one).
+   * Indexed under its principal, or, when lists are per session, under `session` (not at all without one). Throws
+   * RateLimitedError when a rate limit (the task's `limits`, the deployment's per principal) refuses it.
    */
-  async create(task: NewTask, session?: IndexScope["session"]): Promise<Task | null> {
+  async create(task: NewTask, session?: IndexScope["session"], limits?: TaskLimits): Promise<Task | null> {
+    // Counted before anything is written: a refused create (RateLimitedError) leaves no trace but its count.
+    await countCreate(this.createLimits, limits?.rateLimit, task);
     const index = this.index;
     const scope: IndexScope | undefined =
       index?.scope === "principal"
