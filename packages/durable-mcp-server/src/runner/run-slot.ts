@@ -187,7 +187,10 @@ export class HeldSlot {
       if (await this.limiter.renew(this.taskId, this.leaseMs)) {
         this.validUntil = Math.max(this.validUntil, sentAt + this.leaseMs - SLOT_LEASE_MARGIN_MS);
       } else {
+        // Gone to another task (or given back): nothing left to renew.
         this.lost = true;
+        if (this.timer !== undefined) clearInterval(this.timer);
+        this.timer = undefined;
       }
     } catch {
       // Not renewed this time: the next tick tries again; `valid()` turns false if none lands before the lease ends.

@@ -6,8 +6,13 @@ import type { DetailedTask } from "../../src/wire/task-shapes.js";
 export type Started = StartedTask & { principal: string; createdAt: number };
 
 /** Creates a task of the limited fixture runner (test/fixtures/limited.ts). */
-export async function startLimited(tool: string, input: Record<string, unknown>, principal: string): Promise<Started> {
-  const started = await startTask(tool, input, { namespace: fixtureEnv.LIMITED_RUNNER, principal });
+export async function startLimited(
+  tool: string,
+  input: Record<string, unknown>,
+  principal: string,
+  namespace: DurableObjectNamespace = fixtureEnv.LIMITED_RUNNER,
+): Promise<Started> {
+  const started = await startTask(tool, input, { namespace, principal });
   return { ...started, principal, createdAt: Date.now() };
 }
 
@@ -53,21 +58,26 @@ export async function startedStep(task: Started): Promise<boolean> {
   return (timeline?.steps ?? []).some((step) => (step.attemptHistory ?? []).length > 0);
 }
 
-/** Every step attempt of every task, from each task's own journal (its step timeline). */
-export async function intervalsOf(tasks: Started[]): Promise<Interval[]> {
+/**
+ * Every step attempt of every task, from each task's own journal (its step timeline). An attempt that never ended
+ * (its instance was killed) ends at `killedAt` when given, else it is an error.
+ */
+export async function intervalsOf(tasks: Started[], killedAt?: number): Promise<Interval[]> {
   const intervals: Interval[] = [];
   for (const task of tasks) {
     const detailed = await task.stub.get(task.access, { steps: true });
     const timeline = detailed?._meta?.[STEPS_META] as { steps: TimelineStep[] } | undefined;
     for (const step of timeline?.steps ?? []) {
       for (const attempt of step.attemptHistory ?? []) {
-        if (attempt.endedAt === null) throw new Error(`step ${step.name} of ${task.taskId} never ended`);
+        if (attempt.endedAt === null && killedAt === undefined) {
+          throw new Error(`step ${step.name} of ${task.taskId} never ended`);
+        }
         intervals.push({
           taskId: task.taskId,
           principal: task.principal,
           step: step.name,
           start: Date.parse(attempt.startedAt),
-          end: Date.parse(attempt.endedAt),
+          end: attempt.endedAt === null ? killedAt! : Date.parse(attempt.endedAt),
         });
       }
     }
