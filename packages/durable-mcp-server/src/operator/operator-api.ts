@@ -20,6 +20,7 @@ import { exportTaskHistory } from "../tasks/export-history.js";
 import { TaskHistoryError } from "../errors/history-errors.js";
 import { readJsonBody } from "../wire/json-body.js";
 import { appendAudit, readAudit } from "./audit-log.js";
+import { serveLimits, type OperatorLimits } from "./limits-route.js";
 import { cancellable, createJob, isStalled, readJob, runJob, type BulkJob } from "./bulk-cancel.js";
 import { operatorOf, type Operator, type OperatorSettings } from "./operator-access.js";
 import { errorResponse, jsonResponse, OperatorError } from "./operator-errors.js";
@@ -41,6 +42,8 @@ export interface OperatorDeps {
   db: D1Database | undefined;
   runners: () => RunnerClient;
   waitUntil?: (promise: Promise<unknown>) => void;
+  /** The deployment's fair-share limits (GET /limits). */
+  limits?: OperatorLimits;
 }
 
 const TASK_ROUTE = /^\/tasks\/([A-Za-z0-9_-]{1,128})(\/cancel|\/history)?$/;
@@ -130,6 +133,10 @@ async function route_(
       before === null ? null : Number(before),
     );
     return jsonResponse({ entries: entries.map((entry) => ({ ...entry, at: iso(entry.at) })) });
+  }
+  if (route === "/limits") {
+    expect(get, "GET");
+    return jsonResponse(await serveLimits(params, deps.limits));
   }
   if (route === "/cancellations") {
     expect(method === "POST", "POST");

@@ -93,6 +93,10 @@ export function durableMcp<Env>(
       db: catalogDatabase(env, catalogBinding),
       runners: () => runnersFor(env),
       waitUntil: ctx ? (promise) => ctx.waitUntil(promise) : undefined,
+      limits: {
+        namespace: createLimitsOf(settings.limits, env).namespace,
+        named: Object.keys(settings.limits.runner.named),
+      },
     });
 
   /** Serves one MCP request at whatever path it arrived on. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { durableMcp, McpServer } from "../../src/index.js";
+import { SELF } from "cloudflare:test";
 import { rpc } from "../jsonrpc.js";
 import { unique } from "./helpers.js";
 
@@ -80,6 +81,34 @@ const register = (config: Record<string, unknown>) => () =>
   );
 
 const plainServer = () => new McpServer({ name: "x", version: "1" });
+
+/** Reads the operator API's limits view of the limits fixture. */
+const read = async (query: string, token = "operator-token-0123456789abcdef0123456789") => {
+  const response = await SELF.fetch(`http://fixture.test/limits/operator/limits${query}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+};
+
+describe("GET <operator>/limits", () => {
+  it("shows the named limits, and a principal's keys when asked", async () => {
+    const principal = unique("wes");
+    await call("any", {}, principal);
+    await call("crawl", { url: "https://example.com" }, principal);
+    const { status, body } = await read(`?principal=${principal}`);
+    expect(status).toBe(200);
+    expect(body.limiter).toBe("on");
+    const byKey = Object.fromEntries(body.limits.map((l: { key: string }) => [l.key, l]));
+    expect(byKey["named:crawl-api"]).toMatchObject({ limit: 2 });
+    expect(byKey[`rate:principal:${principal}`]).toMatchObject({ windowCount: 2, queued: 0, inUse: 0 });
+    expect(byKey[`principal:${principal}`]).toMatchObject({ limit: null, queued: 0 });
+  });
+
+  it("refuses an unknown parameter, and a caller without the token", async () => {
+    expect((await read("?tool=x")).body.error).toMatchObject({ code: "unknown_filter" });
+    expect((await read("", "wrong-token-0123456789abcdef0123456789ab")).status).toBe(401);
+  });
+});
 
 describe("bad declarations are a TypeError at registration", () => {
   it.each([
