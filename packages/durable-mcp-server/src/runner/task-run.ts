@@ -162,9 +162,10 @@ export class TaskRun<Env> {
         const taken = await takeSlot(site.env, config.limits!, plan, record.taskId);
         if ("queued" in taken) return this.queued(record, taken.queued);
         slot = taken.held;
+        // Only a limited task can have waited: other runs touch neither the row nor the store's kept record.
+        this.queuedRecheckAt = null;
+        if (site.store.clearMessage(QUEUED_PREFIX, Date.now())) site.notify();
       }
-      this.queuedRecheckAt = null;
-      if (site.store.clearMessage(QUEUED_PREFIX, Date.now())) site.notify();
       event("run_started");
       const held = slot;
       outcome = await runWithJournal(definition.handler, JSON.parse(record.input), {
