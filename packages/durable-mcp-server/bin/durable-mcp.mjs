@@ -2,6 +2,8 @@
 // durable-mcp: the operator's command line over a durableMcp Worker's operator API (docs/operations.md).
 // Plain Node ≥ 20 (global fetch), no dependency: it only speaks HTTP + JSON to `<url>/operator`.
 
+import { limitsCommand } from "./limits.mjs";
+
 const USAGE = `durable-mcp — operate a durable-mcp-server deployment (docs/operations.md)
 
 Usage:
@@ -21,6 +23,7 @@ Usage:
   durable-mcp stats [--status S] [--tool T] [--principal P] [--tag k=v] [--since 1h] [--json]
   durable-mcp audit [--limit N] [--json]
   durable-mcp reconcile [--where field=value…] [--json]
+  durable-mcp limits [--key K]… [--principal P]… [--json]   queue depth, slots in use and waits per limit key
 
 Options:
   --url URL      the Worker (its /operator path is added unless the URL has a path); env DURABLE_MCP_URL
@@ -81,6 +84,7 @@ async function main(argv) {
   if (group === "stats") return (await stats(options)) ?? EXIT.ok;
   if (group === "audit") return (await audit(options)) ?? EXIT.ok;
   if (group === "reconcile") return (await reconcile(options)) ?? EXIT.ok;
+  if (group === "limits") return (await limitsCommand(options, { call, print, table })) ?? EXIT.ok;
   throw new CliError(`unknown command: ${group}`, EXIT.usage);
 }
 

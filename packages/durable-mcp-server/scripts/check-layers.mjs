@@ -35,6 +35,7 @@ export const LAYERS = [
   "file-runner",
   "files",
   "catalog",
+  "limiter",
   "runner",
   "tasks",
   "fallback",
@@ -63,7 +64,7 @@ export const LONG_FILES = {
  * Folders that hold a Durable Object's own code: other folders reach them only through their index.ts (the RPC
  * contract and what the Worker side may use), never a module behind it.
  */
-export const DOORS = ["runner", "file-runner"];
+export const DOORS = ["runner", "file-runner", "limiter"];
 
 /**
  * Modules of a DOORS folder that one other folder may import beside its index.ts, each with the reason: the test-only

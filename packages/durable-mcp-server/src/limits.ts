@@ -212,3 +212,19 @@ export const INVOKE_WAKE_MAX_MS = 1000;
 /** A child's notice to its parent is retried by the child's alarm, backing off from this to OUTBOX_MAX_DELAY_MS. */
 export const OUTBOX_BASE_DELAY_MS = 200;
 export const OUTBOX_MAX_DELAY_MS = 60_000;
+// --- Fair share: concurrency and rate limits (limiter/, runner/run-slot.ts) ---
+/** A concurrency slot lasts this long without a renewal: a crashed or evicted run's slot comes back after it. */
+export const SLOT_LEASE_MS = 30_000;
+/** A run renews its slot this often, well inside the lease. */
+export const SLOT_RENEW_MS = 10_000;
+/** A run stops before its next step this long before its lease would lapse unrenewed (clock skew, slow calls). */
+export const SLOT_LEASE_MARGIN_MS = 2_000;
+/** A limit key (what a `key` function returns) is 1 to this many characters. */
+export const MAX_LIMIT_KEY_LENGTH = 256;
+/**
+ * A queued task asks its limiter again (repairing a lost wake, refreshing "queued: N ahead") after its place times
+ * this, between QUEUE_RECHECK_MIN_MS and QUEUE_RECHECK_MAX_MS: far back in a long queue asks rarely.
+ */
+export const QUEUE_RECHECK_PER_AHEAD_MS = 200;
+export const QUEUE_RECHECK_MIN_MS = 5_000;
+export const QUEUE_RECHECK_MAX_MS = 300_000;

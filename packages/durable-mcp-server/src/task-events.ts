@@ -8,6 +8,8 @@ export type TaskEventName =
   | "run_suspended"
   | "run_handed_off"
   | "run_failed"
+  | "run_queued"
+  | "slot_lost"
   | "step_started"
   | "step_finished"
   | "step_retry_scheduled"
@@ -73,6 +75,7 @@ const STEP_DETAIL: ReadonlySet<TaskEventName> = new Set([
 ]);
 const ERRORS: ReadonlySet<TaskEventName> = new Set(["replay_diverged", "run_failed"]);
 const WARNINGS: ReadonlySet<TaskEventName> = new Set([
+  "slot_lost",
   "step_retry_scheduled",
   "step_failed",
   "input_timed_out",

@@ -66,7 +66,8 @@ export type ErrorEnvelopeCode =
   | "checksum_mismatch"
   | "digest_mismatch"
   | "too_long"
-  | "upload_incomplete";
+  | "upload_incomplete"
+  | "rate_limited";
 
 /**
  * Thrown by a task handler (or a tool) to end with this envelope, intact, as an `isError` result.

@@ -1,4 +1,5 @@
 import { MAX_BULK_TASKS, MAX_OPERATOR_PAGE_SIZE } from "../limits.js";
+import { serveLimits } from "./limits-route.js";
 import { operatorOf, type Operator, type OperatorSettings } from "./operator-access.js";
 import { errorResponse, jsonResponse, OperatorError } from "./operator-errors.js";
 import { allowOnly, catalog, expect, noParams, type OperatorDeps } from "./operator-http.js";
@@ -84,6 +85,9 @@ async function route_(
       expect(post, "POST");
       noParams(params);
       return reconcile(request, operator, deps);
+    case "/limits":
+      expect(get, "GET");
+      return jsonResponse(await serveLimits(params, deps.limits));
   }
   const job = JOB_ROUTE.exec(route);
   if (job) {

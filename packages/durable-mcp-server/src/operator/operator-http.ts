@@ -1,4 +1,5 @@
 import { rowOf } from "../catalog/catalog-queries.js";
+import type { OperatorLimits } from "./limits-route.js";
 import type { RunnerClient } from "../tasks/runner-client.js";
 import { readJsonBody } from "../wire/json-body.js";
 import { OperatorError } from "./operator-errors.js";
@@ -12,6 +13,8 @@ export interface OperatorDeps {
   db: D1Database | undefined;
   runners: () => RunnerClient;
   waitUntil?: (promise: Promise<unknown>) => void;
+  /** The deployment's fair-share limits (GET /limits). */
+  limits?: OperatorLimits;
 }
 
 const MAX_OPERATOR_BODY_BYTES = 64 * 1024;

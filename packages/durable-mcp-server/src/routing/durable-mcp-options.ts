@@ -2,6 +2,7 @@ import type { CreateMcpHandlerOptions, createMcpHandler } from "@modelcontextpro
 import type { FileRunnerClass } from "../file-runner/index.js";
 import type { OperatorOptions } from "../operator/operator-access.js";
 import type { TaskIndexClass, TaskRunnerClass } from "../runner/index.js";
+import type { TaskLimiterClass } from "../limiter/index.js";
 import type { Duration } from "../steps/duration.js";
 import type { SendEventInput, SendEventOptions, SendEventResult } from "../tasks/send-event.js";
 import type { ExportHistoryOptions } from "../tasks/export-history.js";
@@ -110,6 +111,35 @@ export interface DurableMcpOptions<Env> {
    * dev); `false` turns it off everywhere.
    */
   operator?: OperatorOptions<Env> | false;
+  /**
+   * Fair share (docs/limits.md): shared named concurrency limits tasks can name (`concurrency: { limit: "crawl-api" }`),
+   * and per-principal defaults. Needs the TaskLimiter Durable Object bound under `limits.binding`.
+   */
+  limits?: LimitsOptions;
+}
+
+/**
+ * `durableMcp(…, { limits })`: concurrency and rate limits beyond each task's own (docs/limits.md, "Fair share").
+ * @example
+ * ```ts
+ * import type { LimitsOptions } from "durable-mcp-server";
+ *
+ * const limits: LimitsOptions = {
+ *   named: { "crawl-api": { concurrent: 5 } },
+ *   perPrincipal: { concurrent: 10, createsPerMinute: 60 },
+ * };
+ * ```
+ */
+export interface LimitsOptions {
+  /** The TaskLimiter Durable Object binding (export `mcp.TaskLimiter` under its `class_name`). Default "TASK_LIMITER". */
+  binding?: string;
+  /** Shared limits by name: at most `concurrent` runs of all the tasks naming one execute at once. */
+  named?: Record<string, { concurrent: number }>;
+  /**
+   * Per principal: at most `concurrent` runs at once of its tasks that have no concurrency limit of their own, and at
+   * most `createsPerMinute` creates of any task tool in any 60 s.
+   */
+  perPrincipal?: { concurrent?: number; createsPerMinute?: number };
 }
 
 /**
@@ -204,6 +234,8 @@ export interface DurableMcp<Env> {
   FileRunner: FileRunnerClass<Env>;
   /** The per-principal TaskIndex Durable Object class (2025-11-25 `tasks/list`); export it under its binding. */
   TaskIndex: TaskIndexClass<Env>;
+  /** The TaskLimiter Durable Object class (concurrency and rate limits); export it when tasks declare limits. */
+  TaskLimiter: TaskLimiterClass<Env>;
   /**
    * Serves MCP at `path` and, with `files`, the file endpoints under `files.path`; 404 elsewhere. Given the Worker's
    * `ctx`, task creates use pre-created TaskRunners, refilled after each reply (`ctx.waitUntil`).

@@ -25,6 +25,8 @@ import { answerMcpRequest, type Authenticate, type McpEndpoint, type RequestBind
 import { bearsOperatorToken, resolveOperator, type OperatorSettings } from "../operator/operator-access.js";
 import { serveOperator } from "../operator/operator-api.js";
 import type { DurableMcp, DurableMcpOptions, FilesOptions, WaitUntil, WebhooksOptions } from "./durable-mcp-options.js";
+import { defineTaskLimiter } from "../limiter/index.js";
+import { createLimitsOf, resolveLimits, type ResolvedLimits } from "./limits-settings.js";
 
 /**
  * Wires an author's server factory to Workers: the TaskRunner Durable Object class to export, a `fetch` that
@@ -59,6 +61,7 @@ export function durableMcp<Env>(
   const { bindingName, files, webhooks, taskList, indexBinding, catalogBinding, operator } = settings;
   const FileRunner = defineFileRunner<Env>({ bucket: files?.bucketBinding ?? "FILES" });
   const TaskIndex = defineTaskIndex<Env>();
+  const TaskLimiter = defineTaskLimiter<Env>();
   const TaskRunner = defineTaskRunner<Env>({
     registry: createServer,
     alarmBudgetMs: options.alarmBudgetMs,
@@ -70,6 +73,7 @@ export function durableMcp<Env>(
     webhooks,
     catalogBinding,
     runnerBinding: bindingName,
+    limits: settings.limits.runner,
   });
   const endpoint = mcpEndpoint(createServer, options, settings);
 
@@ -80,6 +84,7 @@ export function durableMcp<Env>(
       ? undefined
       : { index: indexBinding, catalog: catalogBinding, scope: taskList === "session" ? "session" : "principal" },
     new RunnerPool(),
+    settings.limits,
   );
   const serveFiles = (request: Request, env: Env) =>
     serveFileRequest(files, endpoint.hosts, options.authenticate, request, env);
@@ -91,6 +96,10 @@ export function durableMcp<Env>(
       db: catalogDatabase(env, catalogBinding),
       runners: () => runnersFor(env),
       waitUntil: ctx ? (promise) => ctx.waitUntil(promise) : undefined,
+      limits: {
+        namespace: createLimitsOf(settings.limits, env).namespace,
+        named: Object.keys(settings.limits.runner.named),
+      },
     });
 
   /** Serves one MCP request at whatever path it arrived on. */
@@ -124,6 +133,7 @@ export function durableMcp<Env>(
     TaskRunner,
     FileRunner,
     TaskIndex,
+    TaskLimiter,
     fetch,
     serve,
     serveFiles,
@@ -147,6 +157,7 @@ interface DeploymentSettings<Env> {
   secretBinding: string;
   catalogBinding: string | undefined;
   operator: OperatorSettings<Env>;
+  limits: ResolvedLimits;
 }
 
 /** Resolves `durableMcp`'s options into settings, refusing a combination that cannot be served safely. */
@@ -166,7 +177,19 @@ function resolveSettings<Env>(options: DurableMcpOptions<Env>): DeploymentSettin
   const secretBinding = options.sessionSecret ?? "MCP_SESSION_SECRET";
   const catalogBinding = options.catalog === false ? undefined : (options.catalog ?? "TASK_CATALOG");
   const operator = resolveOperator(options.operator);
-  return { bindingName, path, files, webhooks, taskList, indexBinding, secretBinding, catalogBinding, operator };
+  const limits = resolveLimits(options.limits, bindingName);
+  return {
+    bindingName,
+    path,
+    files,
+    webhooks,
+    taskList,
+    indexBinding,
+    secretBinding,
+    catalogBinding,
+    operator,
+    limits,
+  };
 }
 
 /**
@@ -239,6 +262,7 @@ function runnerClients<Env>(
   bindingName: string,
   lists: { index: string | undefined; catalog: string | undefined; scope: "principal" | "session" } | undefined,
   pool: RunnerPool,
+  limits: ResolvedLimits,
 ): (env: Env, withPool?: boolean) => RunnerClient {
   return (env, withPool = false) => {
     const namespace = runnerNamespace(env, bindingName);
@@ -250,7 +274,7 @@ function runnerClients<Env>(
       : indexed
         ? { namespace: indexNamespace as DurableObjectNamespace, scope: lists!.scope }
         : undefined;
-    return new RunnerClient(namespace, undefined, source, withPool ? pool : undefined);
+    return new RunnerClient(namespace, undefined, source, withPool ? pool : undefined, createLimitsOf(limits, env));
   };
 }
 

@@ -23,7 +23,15 @@ export {
   type TaskIndexClass,
   type TaskIndexRpc,
 } from "./task-index.js";
-export { taskDefinitionOf, type TaskDefinition, type TaskRegistry } from "./task-definition.js";
+export {
+  taskDefinitionOf,
+  type LimitCaller,
+  type LimitFunction,
+  type TaskDefinition,
+  type TaskLimits,
+  type TaskRegistry,
+} from "./task-definition.js";
+export { limitKeyOf, LimitRefusal, type LimitSettings } from "./run-slot.js";
 export { FINAL_STATUSES, type NewTask } from "./task-store.js";
 export type { TaskText } from "./task-view.js";
 export { tasksOf } from "./task-stream.js";

@@ -14,6 +14,24 @@ export interface TaskDefinition {
   tags?: (input: unknown) => unknown;
   /** What a replay that departs from the journal does; absent: "fail". */
   replay?: ReplayMode;
+  /** The task's declared fair-share limits (registerTask's `concurrency`, `rateLimit`, `priority`), checked. */
+  limits?: TaskLimits;
+}
+
+/** What a limit's `key` (or `priority`) function is called with besides the input. */
+export interface LimitCaller {
+  principal: string;
+}
+
+/** A limit key (or priority) from a task's input and caller; its answer is checked where it is used. */
+export type LimitFunction = (input: unknown, caller: LimitCaller) => unknown;
+
+/** A task's limits as registration checked them: counts are positive integers, periods in milliseconds. */
+export interface TaskLimits {
+  /** A limit of its own (`limit`: how many run at once), or a shared named one (`named`). */
+  concurrency?: { limit: number; key?: LimitFunction } | { named: string; key?: LimitFunction };
+  rateLimit?: { limit: number; periodMs: number; key?: LimitFunction };
+  priority?: LimitFunction;
 }
 
 /**

@@ -18,8 +18,17 @@ import { ChildLinks, invokeHost, owedOnEnding } from "./child-tasks.js";
 import { taskDefinitionOf, type TaskRegistry } from "./task-definition.js";
 import { taskIndexOf } from "./task-index.js";
 import { catalogDatabase } from "./catalog-feed.js";
-import { FINAL_STATUSES, type Ending, type TaskRecord } from "./task-store.js";
+import { FINAL_STATUSES, stepKeySaltOf, type Ending, type TaskRecord } from "./task-store.js";
 import type { WebhookSettings } from "./webhook-urls.js";
+import {
+  leaveLimiter,
+  LimitRefusal,
+  recheckDelayMs,
+  slotPlanOf,
+  takeSlot,
+  type HeldSlot,
+  type LimitSettings,
+} from "./run-slot.js";
 
 // The TaskRunner's run loop: what its alarm does (purge, expire, or run the handler against the journal), how a run's
 // outcome settles the task, the one alarm it arms next, and the ending every path writes. The Durable Object
@@ -39,7 +48,12 @@ export interface RunConfig<Env> {
   catalogBinding: string | undefined;
   /** This deployment's TaskRunner binding (children are created, and parents told, through it); none: no invoke. */
   runnerBinding: string | undefined;
+  /** The deployment's concurrency limits (run-slot.ts); undefined without a TaskLimiter. */
+  limits: LimitSettings | undefined;
 }
+
+/** The status message of a task waiting for a concurrency slot starts with this. */
+const QUEUED_PREFIX = "queued:";
 
 /** The parts of its Durable Object a run reaches. */
 export interface RunSite<Env> extends EventSite {
@@ -66,6 +80,8 @@ export class TaskRun<Env> {
   /** The children this task started (`step.invoke`) and what it owes other tasks once final. */
   readonly links: ChildLinks;
   readonly outbox: Outbox;
+  /** Set while the last run waits in a limiter's queue: when to ask it again (the alarm, instead of the due steps). */
+  private queuedRecheckAt: number | null = null;
 
   constructor(
     private readonly site: RunSite<Env>,
@@ -154,18 +170,32 @@ export class TaskRun<Env> {
     this.wakeRequested = false;
     this.wakeByAt = null;
     const event = this.events(record);
-    event("run_started");
+    // The one place a run takes its concurrency slot (and, in the finally below, gives it back): every run, from
+    // create, an alarm, a wake or a restart, comes through here.
+    let slot: HeldSlot | null = null;
     let outcome: RunOutcome;
     try {
+      const plan = slotPlanOf(definition, record, config.limits);
+      if (plan) {
+        const taken = await takeSlot(site.env, config.limits!, plan, record.taskId);
+        if ("queued" in taken) return this.queued(record, taken.queued);
+        slot = taken.held;
+        // Only a limited task can have waited: other runs touch neither the row nor the store's kept record.
+        this.queuedRecheckAt = null;
+        if (site.store.clearMessage(QUEUED_PREFIX, Date.now())) site.notify();
+      }
+      event("run_started");
+      const held = slot;
       outcome = await runWithJournal(definition.handler, JSON.parse(record.input), {
         taskId: record.taskId,
         stepKeySalt: stepKeySaltOf(record),
         journal: site.journal,
         now: () => Date.now(),
         // A run starts only on a live task, and a cancel reaches the instance that runs it, so memory suffices.
-        isCancelled: () => this.cancelled,
         // Read from the row at every new step: a pause that lands mid-run stops it at the next step boundary.
         isPaused: () => site.store.read()?.pausedAt != null,
+        // A run whose slot may have lapsed (no renewal landed in its lease) starts no further step.
+        isCancelled: () => this.cancelled || (held !== null && !held.valid()),
         setStatus: (message, progress) => {
           if (site.store.setMessage(message, progress ?? null, Date.now())) site.notify();
         },
@@ -182,12 +212,39 @@ export class TaskRun<Env> {
         invoke: this.invokeHostFor(record),
         ...fileHosts(site.env, config.files, record),
       });
+    } catch (error) {
+      if (!(error instanceof LimitRefusal)) throw error;
+      this.finish({ status: "failed", error: error.toJsonRpc() }, { code: error.reason });
+      return;
     } finally {
       this.running = false;
+      await slot?.release();
+    }
+    if (slot && !slot.valid() && !this.cancelled) {
+      // Stopped for want of its slot, not cancelled: the task asks for a slot again at once.
+      event("slot_lost");
+      this.wakeRequested = true;
     }
     // Steps the journal still holds are written before the outcome is: a write that failed fails the run here.
     site.journal.flush();
     this.settle(outcome, record);
+  }
+
+  /** The run waits for a slot: says so in the status message and asks again later (or when the limiter wakes it). */
+  private queued(record: TaskRecord, queued: { ahead: number; key: string }): void {
+    const now = Date.now();
+    this.queuedRecheckAt = now + recheckDelayMs(queued.ahead);
+    if (this.site.store.setMessage(`${QUEUED_PREFIX} ${queued.ahead} ahead`, null, now)) this.site.notify();
+    this.events(record)("run_queued", { limitKey: queued.key, ahead: queued.ahead });
+  }
+
+  /** Takes the task out of its limiter's queue and slots (after a cancel); nothing to do without a limit. */
+  private async leaveLimiter(): Promise<void> {
+    const { site, config } = this;
+    const record = site.store.read();
+    if (!record || !config.limits) return;
+    this.registry ??= config.registryFor(site.env);
+    await leaveLimiter(site.env, config.limits, this.registry[taskDefinitionOf](record.tool), record);
   }
 
   private settle(outcome: RunOutcome, record: TaskRecord): void {
@@ -252,9 +309,11 @@ export class TaskRun<Env> {
   }
 
   /** After a cancel won: a run under way stops at its next step boundary, its attempts' signals abort. */
-  abort(): Promise<void> {
+  async abort(): Promise<void> {
     this.cancelled = true;
     for (const controller of this.controllers) controller.abort(new Error("task cancelled"));
+    this.queuedRecheckAt = null;
+    await this.leaveLimiter();
     return this.arm(Date.now());
   }
 
@@ -273,13 +332,12 @@ export class TaskRun<Env> {
     } else {
       const expiresAt = expiryOf(record.createdAt, record.ttlMs);
       // A paused task's due steps, wake requests and children's wakes wait for the resume (which re-arms); its TTL
-      // still runs.
+      // still runs. A task waiting for a slot is due now by its journal: it waits for its limiter instead (or a wake).
       const paused = record.pausedAt !== null;
-      const candidates = paused
-        ? [expiresAt]
-        : [this.site.journal.nextWake(), expiresAt, this.wakeRequested ? now : null, this.wakeByAt];
-      const due = candidates.filter((t): t is number => t !== null);
-      next = due.length > 0 ? Math.min(...due) : null;
+      const due = this.queuedRecheckAt ?? this.site.journal.nextWake();
+      const candidates = paused ? [expiresAt] : [due, expiresAt, this.wakeRequested ? now : null, this.wakeByAt];
+      const times = candidates.filter((t): t is number => t !== null);
+      next = times.length > 0 ? Math.min(...times) : null;
     }
     // While a run is under way its own re-arm at the end must still see the request.
     if (!this.running) this.wakeRequested = false;
@@ -334,10 +392,4 @@ export class TaskRun<Env> {
     await site.storage.deleteAll();
     site.forget();
   }
-}
-
-/** Every task has a salt (set at creation, or by the schema migration that introduced it). */
-function stepKeySaltOf(record: TaskRecord): string {
-  if (record.stepKeySalt === null) throw new Error(`task ${record.taskId} has no step-key salt`);
-  return record.stepKeySalt;
 }

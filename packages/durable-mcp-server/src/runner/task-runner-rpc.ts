@@ -11,6 +11,7 @@ import type { TaskText } from "./task-view.js";
 import type { NewTask } from "./task-store.js";
 import type { WebhookSettings } from "./webhook-urls.js";
 import type { ChildEntry, NoticeBody } from "./child-shapes.js";
+import type { LimitSettings } from "./run-slot.js";
 
 // The TaskRunner's contract, apart from the class that implements it (task-runner.ts): most of its users (the router,
 // RunnerClient, the facade, the tests) need only these types.
@@ -37,6 +38,8 @@ export interface TaskRunnerOptions<Env> {
   runnerBinding?: string;
   /** Where webhook URLs point and which secret signs them (default `/webhooks`, `WEBHOOK_URL_SECRET`). */
   webhooks?: WebhookSettings;
+  /** Concurrency limits (a TaskLimiter binding, named and per-principal limits): runs take a slot first. */
+  limits?: LimitSettings;
 }
 
 /** The `principal` binding every call carries: a foreign principal sees exactly what an unknown id sees. */
@@ -146,6 +149,11 @@ export interface TaskRunnerRpc {
    * principal's task is unknown too).
    */
   children(taskId: string, principal?: string): Promise<ChildEntry[] | null>;
+  /**
+   * A TaskLimiter granted this waiting task a slot: run as soon as possible. False when the task no longer wants one
+   * (unknown, or final), so the limiter gives the slot to the next.
+   */
+  limiterWake(taskId: string): Promise<boolean>;
 }
 
 /**

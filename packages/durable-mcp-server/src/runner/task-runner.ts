@@ -21,7 +21,7 @@ import type {
   UpdateOutcome,
   TooManyStreams,
 } from "./task-runner-rpc.js";
-import { settled, TaskStore, type NewTask, type TaskRecord } from "./task-store.js";
+import { FINAL_STATUSES, settled, TaskStore, type NewTask, type TaskRecord } from "./task-store.js";
 import { awaitSettledTask, watchStream } from "./task-stream.js";
 import { toDetailedTask, toTask, toTaskText, type TaskText } from "./task-view.js";
 import { SEAM_HOST, warnLegacyTestingVariable, type SeamHost } from "./seam-host.js";
@@ -73,6 +73,7 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
     indexBinding: options.indexBinding,
     catalogBinding: options.catalogBinding,
     runnerBinding: options.runnerBinding,
+    limits: options.limits,
   };
 
   return class TaskRunner extends DurableObject<Env> implements TaskRunnerRpc {
@@ -362,6 +363,13 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       // The run moved the steps on (or the task was purged): the catalog follows.
       if (this.ready) this.catalog.changed();
       else await this.catalog.purged(record.taskId);
+    }
+
+    async limiterWake(taskId: string): Promise<boolean> {
+      const record = this.ready ? this.store.read() : null;
+      if (!record || record.taskId !== taskId || FINAL_STATUSES.has(record.status)) return false;
+      await this.run.wake(Date.now());
+      return true;
     }
 
     /** Writes this task's catalog row again as it stands (the operator's reconcile); "gone" when there is no task. */

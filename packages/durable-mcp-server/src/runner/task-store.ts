@@ -219,6 +219,17 @@ export class TaskStore {
     return cursor.rowsWritten > 0;
   }
 
+  /** Clears a status message that starts with `prefix` (a limiter's "queued: …" once the task runs). */
+  clearMessage(prefix: string, now: number): boolean {
+    this.cached = undefined;
+    const cursor = this.sql.exec(
+      `UPDATE task SET status_message = NULL, updated_at = ? WHERE singleton = 1 AND ${LIVE} AND status_message LIKE ?`,
+      now,
+      `${prefix}%`,
+    );
+    return cursor.rowsWritten > 0;
+  }
+
   setPurgeAt(purgeAt: number): void {
     this.cached = undefined;
     this.sql.exec("UPDATE task SET purge_at = ? WHERE singleton = 1", purgeAt);
@@ -248,4 +259,10 @@ function fromRow(row: TaskRow): TaskRecord {
     links: row.links ? (JSON.parse(row.links) as TaskLinks) : null,
     parent: row.parent ? (JSON.parse(row.parent) as ParentLink) : null,
   };
+}
+
+/** Every task has a salt (set at creation, or by the schema migration that introduced it). */
+export function stepKeySaltOf(record: TaskRecord): string {
+  if (record.stepKeySalt === null) throw new Error(`task ${record.taskId} has no step-key salt`);
+  return record.stepKeySalt;
 }

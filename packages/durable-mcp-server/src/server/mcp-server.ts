@@ -34,6 +34,8 @@ import {
   type TaskHandler,
 } from "./task-config.js";
 import { invalidArgumentsResult, validateSync } from "./tool-arguments.js";
+import { taskLimitsOf } from "./task-limits.js";
+import { RateLimitedError } from "../tasks/create-limits.js";
 
 type InferOutput<S extends StandardSchemaWithJSON> = StandardSchemaWithJSON.InferOutput<S>;
 
@@ -171,6 +173,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       beforeStart: config.beforeStart as RegisteredTask["beforeStart"],
       tags: config.tags as RegisteredTask["tags"],
       replay: replayModeOf(name, config.replay),
+      limits: taskLimitsOf(name, config),
     });
     // Listed through the SDK so tools/list shows the schema; calls never reach this callback (see constructor).
     // Listed under the constraint of S: the callback below never sees typed arguments, so none are inferred.
@@ -246,7 +249,8 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     const parsed = task.parseInput(args ?? {});
     if (!parsed.ok) return null;
     const access = { taskId: runtime.runners.newTaskId(), principal: runtime.principal };
-    const created = await this.#create(task, parsed.value, access, runtime, origin, declaredCapabilities(envelope));
+    const capabilities = declaredCapabilities(envelope);
+    const created = await this.#create(task, parsed.value, access, runtime, origin, capabilities).catch(refused);
     return this.#declaredResult(task, created, access, runtime);
   }
 
@@ -272,7 +276,14 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     // What this client can answer: a task-capable request's own declaration. Without the extension the task's
     // questions reach the model through the facade tools, which can answer every kind (null).
     const capabilities = declared ? declaredCapabilities(ctx.mcpReq.envelope) : null;
-    const created = await this.#create(task, input, access, runtime, originOf(ctx), capabilities);
+    let created: Task;
+    try {
+      created = await this.#create(task, input, access, runtime, originOf(ctx), capabilities);
+    } catch (error) {
+      // Over a rate limit: a JSON-RPC error for a task client, the repairable envelope for the fallback.
+      if (error instanceof RateLimitedError && !declared) return error.toToolResult();
+      return refused(error);
+    }
     if (declared) return this.#declaredResult(task, created, access, runtime);
     // A client without the extension never sees a task: it gets the result, or a handle it can follow with
     // the facade tools.
@@ -292,15 +303,19 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
     origin: string | null,
     clientCapabilities: ClientCapabilities | null,
   ): Promise<Task> {
-    const created = await runtime.runners.create({
-      ...access,
-      tool: task.name,
-      input: JSON.stringify(input ?? null),
-      ttlMs: task.ttlMs,
-      pollIntervalMs: task.pollIntervalMs,
-      origin,
-      clientCapabilities,
-    });
+    const created = await runtime.runners.create(
+      {
+        ...access,
+        tool: task.name,
+        input: JSON.stringify(input ?? null),
+        ttlMs: task.ttlMs,
+        pollIntervalMs: task.pollIntervalMs,
+        origin,
+        clientCapabilities,
+      },
+      undefined,
+      task.limits,
+    );
     if (!created) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
@@ -370,6 +385,11 @@ function inlineBudgetMs(name: string, inline: Duration | undefined): number {
 function taskOnly(task: DetailedTask): Record<string, unknown> {
   const { inputRequests: _inputs, result: _result, error: _error, ...rest } = task;
   return rest;
+}
+
+/** Rethrows a create's error, a rate limit's as the JSON-RPC error a task client gets. */
+function refused(error: unknown): never {
+  throw error instanceof RateLimitedError ? error.toProtocolError() : error;
 }
 
 function originOf(ctx: ServerContext): string | null {

@@ -87,6 +87,24 @@ export interface TaskConfig<S extends StandardSchemaWithJSON> {
    * waiting for the replay when the run is quiescent — sound only if every await of the handler is a step.
    */
   replay?: ReplayMode;
+  /**
+   * How many runs of this task may execute at once (docs/limits.md, "Fair share"): `limit` a positive integer for a
+   * limit of its own (per `key` when given: one queue per key value), or the name of a shared limit declared in
+   * `durableMcp(…, { limits: { named } })` (then `key` names whose turn it is inside it; default the principal).
+   * Over the limit the task is created and waits durably ("queued: N ahead"); a slot is held only while a run executes.
+   */
+  concurrency?: { limit: number | string; key?: (input: InferOutput<S>, caller: { principal: string }) => string };
+  /**
+   * At most `limit` creates of this task per `period` (per `key` when given); over it the create is refused with a
+   * repairable error carrying `retryAfter` (seconds).
+   */
+  rateLimit?: {
+    limit: number;
+    period: Duration;
+    key?: (input: InferOutput<S>, caller: { principal: string }) => string;
+  };
+  /** Higher runs first among the waiting tasks of one fairness key (default 0). */
+  priority?: (input: InferOutput<S>, caller: { principal: string }) => number;
   /** With `fallback: "wait"`: how long the call waits for the result. Defaults to the server's `tasks.waitFor`. */
   waitFor?: Duration;
   /**

@@ -2,6 +2,7 @@ import { backoffDelayMs, equalJitter } from "../util/backoff.js";
 import { catalogListPage } from "../catalog/task-list.js";
 import { newTaskId } from "../ids.js";
 import type { RunnerPool } from "./runner-pool.js";
+import { countCreate, type CreateLimits } from "./create-limits.js";
 import {
   taskIndexOf,
   type IndexCursor,
@@ -21,6 +22,7 @@ import {
   type RestartRequest,
   type RestartSeed,
   type ChildEntry,
+  type TaskLimits,
 } from "../runner/index.js";
 import type { DetailedTask, Task } from "../wire/task-shapes.js";
 
@@ -56,6 +58,8 @@ export class RunnerClient {
     private readonly index?: TaskIndexBinding,
     /** The isolate's pre-created runners, when the request can refill them after its reply (routing/). */
     private readonly pool?: RunnerPool,
+    /** What creates are counted against (rate limits), when the deployment declares limits. */
+    private readonly createLimits?: CreateLimits,
   ) {}
 
   /** Set once this client handed out a pre-created runner's id: the router refills the pool after the reply. */
@@ -92,9 +96,12 @@ export class RunnerClient {
    * per-session list, `session`) off the reply's path, so a new task is listed a moment after its create returns.
    * With a TaskIndex, indexes the task first: a task a client was told about is always listed (a listing skips an
    * entry whose task does not exist yet, and drops it only once its create can no longer land: INDEX_PENDING_MS).
-   * Indexed under its principal, or, when lists are per session, under `session` (not at all without one).
+   * Indexed under its principal, or, when lists are per session, under `session` (not at all without one). Throws
+   * RateLimitedError when a rate limit (the task's `limits`, the deployment's per principal) refuses it.
    */
-  async create(task: NewTask, session?: IndexScope["session"]): Promise<Task | null> {
+  async create(task: NewTask, session?: IndexScope["session"], limits?: TaskLimits): Promise<Task | null> {
+    // Counted before anything is written: a refused create (RateLimitedError) leaves no trace but its count.
+    await countCreate(this.createLimits, limits?.rateLimit, task);
     const index = this.index;
     if (index?.catalog) {
       const filed: NewTask =

@@ -9,6 +9,7 @@ import {
 import { isTaskIdShape, taskIdForKey } from "../../ids.js";
 import { MAX_STEP_RESULT_BYTES } from "../../limits.js";
 import type { RunnerClient } from "../../tasks/runner-client.js";
+import { RateLimitedError } from "../../tasks/create-limits.js";
 import { type IndexScope, FINAL_STATUSES, type NewTask } from "../../runner/index.js";
 import { legacyTaskTool, type McpServer } from "../../server/mcp-server.js";
 import { invalidArgumentsResult } from "../../server/tool-arguments.js";
@@ -131,7 +132,13 @@ async function callTool(
     origin: new URL(request.url).origin,
     clientCapabilities: capabilities as ClientCapabilities,
   };
-  const created = await ctx.runners.create(spec, sessionScopeOf(session));
+  let created;
+  try {
+    created = await ctx.runners.create(spec, sessionScopeOf(session), tool.definition.limits);
+  } catch (error) {
+    if (!(error instanceof RateLimitedError)) throw error;
+    return rpcError(id, ProtocolErrorCode.InvalidRequest, error.message, error.data);
+  }
   if (!created) {
     return rpcError(
       id,

@@ -1,0 +1,237 @@
+import { ProtocolErrorCode } from "@modelcontextprotocol/server";
+import type { JsonRpcErrorObject } from "../errors/jsonrpc.js";
+import { limiterOf, type LimiterRpc } from "../limiter/index.js";
+import {
+  MAX_LIMIT_KEY_LENGTH,
+  QUEUE_RECHECK_MAX_MS,
+  QUEUE_RECHECK_MIN_MS,
+  QUEUE_RECHECK_PER_AHEAD_MS,
+  SLOT_LEASE_MARGIN_MS,
+  SLOT_LEASE_MS,
+  SLOT_RENEW_MS,
+} from "../limits.js";
+import type { LimitFunction, TaskDefinition } from "./task-definition.js";
+import type { TaskRecord } from "./task-store.js";
+
+// The runner's side of a concurrency limit: which limiter key a run of a task needs a slot of, taking that slot
+// before the run executes (or learning its place in the queue), renewing it while the run goes on, and giving it back.
+// TaskRun.runDue is the one caller: every run, however it was started, passes through it.
+
+/** The deployment's limits as a TaskRunner applies them (`durableMcp(…, { limits })`). */
+export interface LimitSettings {
+  /** The TaskLimiter binding. */
+  binding: string;
+  /** The TaskRunner binding the limiter wakes a waiting task through. */
+  runnerBinding: string;
+  /** Shared limits by name: how many runs of all the tasks naming one may execute at once. */
+  named: Record<string, number>;
+  /** How many runs of one principal may execute at once, for tasks without a concurrency limit of their own. */
+  perPrincipal: number | null;
+  /** A slot's lease (default SLOT_LEASE_MS); renewed every third of it while the run executes. */
+  leaseMs?: number;
+}
+
+/** What a run needs: a slot of `key` (one of at most `limit`), its turn by `fairKey`, then `priority`. */
+export interface SlotPlan {
+  key: string;
+  limit: number;
+  fairKey: string;
+  priority: number;
+}
+
+/** Why a run of this task cannot even ask for a slot: the task fails with this error. */
+export class LimitRefusal extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  toJsonRpc(): JsonRpcErrorObject {
+    return { code: ProtocolErrorCode.InternalError, message: this.message, data: { reason: this.reason } };
+  }
+}
+
+/** The slot a run of `record` needs, or null when no concurrency limit applies; throws LimitRefusal. */
+export function slotPlanOf(
+  definition: TaskDefinition,
+  record: TaskRecord,
+  settings: LimitSettings | undefined,
+): SlotPlan | null {
+  const own = definition.limits?.concurrency;
+  if (!own && !settings?.perPrincipal) return null;
+  if (!settings) {
+    throw new LimitRefusal(
+      "limits_unbound",
+      `task "${record.tool}" declares a concurrency limit, but the deployment has no TaskLimiter (durableMcp limits)`,
+    );
+  }
+  const caller = { principal: record.principal };
+  const input = JSON.parse(record.input) as unknown;
+  const priority = priorityOf(definition.limits?.priority, input, caller);
+  if (!own) {
+    return { key: `principal:${record.principal}`, limit: settings.perPrincipal!, fairKey: record.principal, priority };
+  }
+  if ("named" in own) {
+    const limit = settings.named[own.named];
+    if (limit === undefined) {
+      throw new LimitRefusal(
+        "unknown_limit",
+        `task "${record.tool}" names limit "${own.named}", which is not declared`,
+      );
+    }
+    // Inside a shared limit, a key function names whose turn it is (default: the principal's).
+    const fairKey = own.key ? limitKeyOf(own.key, input, caller, record.tool) : record.principal;
+    return { key: `named:${own.named}`, limit, fairKey, priority };
+  }
+  const suffix = own.key ? `:${limitKeyOf(own.key, input, caller, record.tool)}` : "";
+  return { key: `task:${record.tool}${suffix}`, limit: own.limit, fairKey: record.principal, priority };
+}
+
+/** A key function's answer: a string of 1 to MAX_LIMIT_KEY_LENGTH characters, or a LimitRefusal. */
+export function limitKeyOf(key: LimitFunction, input: unknown, caller: { principal: string }, tool: string): string {
+  let value: unknown;
+  try {
+    value = key(input, caller);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new LimitRefusal("limit_key_failed", `task "${tool}": its limit key function threw: ${message}`);
+  }
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_LIMIT_KEY_LENGTH) {
+    throw new LimitRefusal(
+      "limit_key_invalid",
+      `task "${tool}": a limit key must be a string of 1 to ${MAX_LIMIT_KEY_LENGTH} characters`,
+    );
+  }
+  return value;
+}
+
+function priorityOf(priority: LimitFunction | undefined, input: unknown, caller: { principal: string }): number {
+  if (!priority) return 0;
+  let value: unknown;
+  try {
+    value = priority(input, caller);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new LimitRefusal("priority_failed", `the priority function threw: ${message}`);
+  }
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    throw new LimitRefusal("priority_invalid", "a priority must be a finite number");
+  }
+  return value;
+}
+
+/** How long a queued task waits before asking its limiter again, from its place in the queue. */
+export function recheckDelayMs(ahead: number): number {
+  return Math.min(QUEUE_RECHECK_MAX_MS, Math.max(QUEUE_RECHECK_MIN_MS, ahead * QUEUE_RECHECK_PER_AHEAD_MS));
+}
+
+/** The answer of asking for a slot: held (release it at the run's end), or queued with the task's place. */
+export type SlotTaken = { held: HeldSlot } | { queued: { ahead: number; key: string } };
+
+/** Asks the limiter of `plan.key` for a slot for this task's run. */
+export async function takeSlot(
+  env: unknown,
+  settings: LimitSettings,
+  plan: SlotPlan,
+  taskId: string,
+): Promise<SlotTaken> {
+  const namespace = (env as Record<string, unknown>)[settings.binding] as DurableObjectNamespace | undefined;
+  if (!namespace || typeof namespace.idFromName !== "function") {
+    throw new LimitRefusal("limits_unbound", `no TaskLimiter binding named "${settings.binding}"`);
+  }
+  const limiter = limiterOf(namespace, plan.key);
+  const leaseMs = settings.leaseMs ?? SLOT_LEASE_MS;
+  const askedAt = Date.now();
+  const answer = await limiter.acquire({
+    taskId,
+    limit: plan.limit,
+    fairKey: plan.fairKey,
+    priority: plan.priority,
+    leaseMs,
+    runnerBinding: settings.runnerBinding,
+  });
+  if (!answer.granted) return { queued: { ahead: answer.ahead, key: plan.key } };
+  return { held: new HeldSlot(limiter, taskId, leaseMs, askedAt) };
+}
+
+/**
+ * A slot held by a run. Renewed every third of its lease; the run asks `valid()` before each step, so a run whose
+ * lease may have lapsed at the limiter (no renewal landed in time) starts no step after that.
+ */
+export class HeldSlot {
+  /** The lease as this side reckons it: from when the last successful ask was sent, so never later than the limiter's. */
+  private validUntil: number;
+  private lost = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly limiter: LimiterRpc,
+    private readonly taskId: string,
+    private readonly leaseMs: number,
+    askedAt: number,
+  ) {
+    this.validUntil = askedAt + leaseMs - SLOT_LEASE_MARGIN_MS;
+    const every = Math.min(SLOT_RENEW_MS, Math.floor(leaseMs / 3));
+    this.timer = setInterval(() => void this.renew(), every);
+  }
+
+  valid(): boolean {
+    return !this.lost && Date.now() < this.validUntil;
+  }
+
+  private async renew(): Promise<void> {
+    const sentAt = Date.now();
+    try {
+      if (await this.limiter.renew(this.taskId, this.leaseMs)) {
+        this.validUntil = Math.max(this.validUntil, sentAt + this.leaseMs - SLOT_LEASE_MARGIN_MS);
+      } else {
+        // Gone to another task (or given back): nothing left to renew.
+        this.lost = true;
+        if (this.timer !== undefined) clearInterval(this.timer);
+        this.timer = undefined;
+      }
+    } catch {
+      // Not renewed this time: the next tick tries again; `valid()` turns false if none lands before the lease ends.
+    }
+  }
+
+  /** Gives the slot back. A failed release is left to the lease: the slot comes back when it lapses. */
+  async release(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    try {
+      await this.limiter.release(this.taskId);
+    } catch {
+      // See above.
+    }
+  }
+}
+
+/**
+ * Takes a task out of its limiter (cancelled while queued or running); nothing to do when no limit applies or its key
+ * cannot be computed (such a task never entered a queue). Errors are left to the queue's own repair.
+ */
+export async function leaveLimiter(
+  env: unknown,
+  settings: LimitSettings,
+  definition: TaskDefinition | undefined,
+  record: TaskRecord,
+): Promise<void> {
+  let key: string | undefined;
+  try {
+    key = definition ? slotPlanOf(definition, record, settings)?.key : undefined;
+  } catch {
+    return;
+  }
+  if (!key) return;
+  const taskId = record.taskId;
+  const namespace = (env as Record<string, unknown>)[settings.binding] as DurableObjectNamespace | undefined;
+  if (!namespace) return;
+  try {
+    await limiterOf(namespace, key).release(taskId);
+  } catch {
+    // The limiter offers the slot later and the runner says it no longer wants it (limiterWake).
+  }
+}
