@@ -87,6 +87,27 @@ function seededRow(i: number, now: number): CatalogChange {
   };
 }
 
+/** Prints SQLite's plan of a query (EXPLAIN QUERY PLAN), for whoever tunes the indexes next. */
+async function explain(name: string, sql: string, ...params: unknown[]) {
+  const plan = await db
+    .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    .bind(...params)
+    .all<{ detail: string }>();
+  console.log(`[bench] plan, ${name}: ${plan.results.map((r) => r.detail).join(" | ")}`);
+}
+
+/** The catalog fixture's operator API, as the CLI calls it. */
+async function operator(path: string, body?: unknown) {
+  const response = await SELF.fetch(`http://fixture.test/catalog/operator${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return (await response.json()) as {
+    job: { jobId: string; state: string; done: number; failed: number; total: number };
+  };
+}
+
 const NEWEST: CatalogSort = { key: "created", descending: true };
 
 beforeAll(async () => {
@@ -150,14 +171,7 @@ describe(`the catalog at ${ROWS} rows`, () => {
         `[bench] ${name.padEnd(52)} ${fmt(times)}  (${(percentile(times, 0.5) / Math.max(floorP50, 0.001)).toFixed(1)}× floor p50)`,
       );
     }
-    // The plans behind the figures (SQLite's EXPLAIN QUERY PLAN), for whoever tunes the indexes next.
-    const explain = async (name: string, sql: string, ...params: unknown[]) => {
-      const plan = await db
-        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-        .bind(...params)
-        .all<{ detail: string }>();
-      console.log(`[bench] plan, ${name}: ${plan.results.map((r) => r.detail).join(" | ")}`);
-    };
+    // The plans behind the figures.
     const live = "(purge_at IS NULL OR purge_at > ?)";
     await explain(
       "status=failed page",
@@ -229,16 +243,6 @@ describe(`the catalog at ${ROWS} rows`, () => {
       `[bench] created ${BULK} tasks (32 at a time) in ${(createdMs / 1000).toFixed(1)} s; all filed ${((performance.now() - filedBegin) / 1000).toFixed(1)} s later`,
     );
 
-    const operator = async (path: string, body?: unknown) => {
-      const response = await SELF.fetch(`http://fixture.test/catalog/operator${path}`, {
-        method: body === undefined ? "GET" : "POST",
-        headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return (await response.json()) as {
-        job: { jobId: string; state: string; done: number; failed: number; total: number };
-      };
-    };
     const started = performance.now();
     let { job } = await operator("/cancellations", { where: { principal: owner } });
     expect(job.total).toBe(BULK);
