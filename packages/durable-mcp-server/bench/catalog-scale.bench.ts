@@ -87,6 +87,27 @@ function seededRow(i: number, now: number): CatalogChange {
   };
 }
 
+/** Prints SQLite's plan of a query (EXPLAIN QUERY PLAN), for whoever tunes the indexes next. */
+async function explain(name: string, sql: string, ...params: unknown[]) {
+  const plan = await db
+    .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    .bind(...params)
+    .all<{ detail: string }>();
+  console.log(`[bench] plan, ${name}: ${plan.results.map((r) => r.detail).join(" | ")}`);
+}
+
+/** The catalog fixture's operator API, as the CLI calls it. */
+async function operator(path: string, body?: unknown) {
+  const response = await SELF.fetch(`http://fixture.test/catalog/operator${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return (await response.json()) as {
+    job: { jobId: string; state: string; done: number; failed: number; total: number };
+  };
+}
+
 const NEWEST: CatalogSort = { key: "created", descending: true };
 
 beforeAll(async () => {
@@ -102,27 +123,6 @@ beforeAll(async () => {
   await db.prepare("ANALYZE").run();
   console.log(`[bench] seeded ${ROWS} catalog rows in ${((performance.now() - begin) / 1000).toFixed(1)} s`);
 });
-
-/** Prints SQLite's plan for a query. */
-async function explainPlan(name: string, sql: string, ...params: unknown[]) {
-  const plan = await db
-    .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-    .bind(...params)
-    .all<{ detail: string }>();
-  console.log(`[bench] plan, ${name}: ${plan.results.map((r) => r.detail).join(" | ")}`);
-}
-
-/** One call of the operator API of the catalog fixture. */
-async function operator(path: string, body?: unknown) {
-  const response = await SELF.fetch(`http://fixture.test/catalog/operator${path}`, {
-    method: body === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return (await response.json()) as {
-    job: { jobId: string; state: string; done: number; failed: number; total: number };
-  };
-}
 
 describe(`the catalog at ${ROWS} rows`, () => {
   it("filtered first pages, counts and the stuck query, next to a point query", async () => {
@@ -171,15 +171,15 @@ describe(`the catalog at ${ROWS} rows`, () => {
         `[bench] ${name.padEnd(52)} ${fmt(times)}  (${(percentile(times, 0.5) / Math.max(floorP50, 0.001)).toFixed(1)}× floor p50)`,
       );
     }
-    // The plans behind the figures (SQLite's EXPLAIN QUERY PLAN), for whoever tunes the indexes next.
+    // The plans behind the figures.
     const live = "(purge_at IS NULL OR purge_at > ?)";
-    await explainPlan(
+    await explain(
       "status=failed page",
       `SELECT * FROM durable_mcp_tasks WHERE ${live} AND status IN (?) ORDER BY created_at DESC, task_id DESC LIMIT 51`,
       now,
       "failed",
     );
-    await explainPlan(
+    await explain(
       "text page",
       `SELECT * FROM durable_mcp_tasks WHERE ${live} AND (instr(task_id, ?) > 0 OR instr(COALESCE(status_message, ''), ?) > 0)
        ORDER BY created_at DESC, task_id DESC LIMIT 51`,
@@ -187,13 +187,13 @@ describe(`the catalog at ${ROWS} rows`, () => {
       "timeout",
       "timeout",
     );
-    await explainPlan(
+    await explain(
       "counts, last day",
       `SELECT status, tool, COUNT(*) FROM durable_mcp_tasks WHERE ${live} AND created_at >= ? GROUP BY status, tool`,
       now,
       now - DAY,
     );
-    await explainPlan(
+    await explain(
       "stuck",
       `SELECT task_id FROM durable_mcp_tasks WHERE status IN ('working', 'input_required') AND ${live}
        AND (status = 'working' AND MAX(updated_at, COALESCE(step_updated_at, 0)) < ?)
