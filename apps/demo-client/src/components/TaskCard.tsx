@@ -106,7 +106,7 @@ function TaskFacts({ view, final, live }: { view: TaskView; final: boolean; live
         </span>
       </div>
       <div className="muted small args">
-        <code>{JSON.stringify(record.arguments)}</code>
+        {record.parent ? "a child task: its input is its parent's" : <code>{JSON.stringify(record.arguments)}</code>}
       </div>
     </>
   );
