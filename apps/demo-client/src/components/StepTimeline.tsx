@@ -11,6 +11,7 @@ import { childOfStep } from "../../shared/task-tree.ts";
 import type { TaskView } from "../../shared/watcher-state.ts";
 import { taskPath, type Go } from "../routes.ts";
 import { useNow } from "../use-now.ts";
+import { useWatcherState } from "../watcher.ts";
 import { axisOf, barsOf, KIND_LABEL, KNOWN_KINDS, pct, spanOf, stepKey, type Axis } from "../waterfall.ts";
 import { Link } from "./Link.tsx";
 import { StepDetails } from "./StepDetails.tsx";
@@ -21,6 +22,8 @@ export function StepTimeline({ view, go }: { view: TaskView; go: Go }) {
   const live = snapshot !== undefined && !FINAL_STATUSES.has(snapshot.status);
   const now = useNow(live, 250);
   const [chosen, setChosen] = useState<string | undefined>();
+  const { tasks } = useWatcherState().state;
+  const followed = (taskId: string) => tasks.some((t) => t.record.taskId === taskId);
   if (!snapshot || !timeline) {
     return (
       <section className="panel" aria-labelledby="waterfall-heading">
@@ -58,6 +61,7 @@ export function StepTimeline({ view, go }: { view: TaskView; go: Go }) {
               key={stepKey(step)}
               step={step}
               go={go}
+              followed={followed}
               axis={axis}
               now={now}
               selected={stepKey(step) === chosen}
@@ -80,6 +84,7 @@ export function StepTimeline({ view, go }: { view: TaskView; go: Go }) {
 function StepRow({
   step,
   go,
+  followed,
   axis,
   now,
   selected,
@@ -87,6 +92,8 @@ function StepRow({
 }: {
   step: TimelineStep;
   go: Go;
+  /** Whether the agent follows a task (a child it does not follow has no page to link to). */
+  followed: (taskId: string) => boolean;
   axis: Axis;
   now: number;
   selected: boolean;
@@ -129,9 +136,13 @@ function StepRow({
       {child && (
         <span className="wf-child muted" data-testid="step-child">
           child task:{" "}
-          <Link to={taskPath(child.taskId)} go={go}>
-            {child.tool || child.taskId}
-          </Link>{" "}
+          {followed(child.taskId) ? (
+            <Link to={taskPath(child.taskId)} go={go}>
+              {child.tool || child.taskId}
+            </Link>
+          ) : (
+            `${child.tool} ${child.taskId}`
+          )}{" "}
           ({child.status})
         </span>
       )}

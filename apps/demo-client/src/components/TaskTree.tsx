@@ -22,7 +22,12 @@ export function TaskTree({ view, go }: { view: TaskView; go: Go }) {
       {children.length > 0 && (
         <ul className="tree" aria-label="Child tasks">
           {children.map((child) => (
-            <ChildItem key={child.taskId} child={child} go={go} />
+            <ChildItem
+              key={child.taskId}
+              child={child}
+              go={go}
+              followed={tasks.some((t) => t.record.taskId === child.taskId)}
+            />
           ))}
         </ul>
       )}
@@ -53,13 +58,20 @@ export function TaskTree({ view, go }: { view: TaskView; go: Go }) {
   );
 }
 
-function ChildItem({ child, go }: { child: ChildLink; go: Go }) {
+/** A child: a link to its page when the agent follows it (past CHILDREN_FOLLOWED it does not), else its id. */
+function ChildItem({ child, go, followed }: { child: ChildLink; go: Go; followed: boolean }) {
   return (
     <li data-testid="tree-child" data-task-id={child.taskId} data-status={child.status}>
       <span className="tree-node">
-        <Link to={taskPath(child.taskId)} go={go}>
-          {child.tool || "child task"}
-        </Link>{" "}
+        {followed ? (
+          <Link to={taskPath(child.taskId)} go={go}>
+            {child.tool || "child task"}
+          </Link>
+        ) : (
+          <span>
+            {child.tool || "child task"} <code className="id">{child.taskId}</code> (not followed by this page)
+          </span>
+        )}{" "}
         <span className="muted small">step “{child.step}”</span>{" "}
         <span className={`status-badge badge-${child.status}`} data-testid="tree-child-status">
           {child.status}
