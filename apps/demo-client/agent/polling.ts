@@ -20,6 +20,8 @@ export interface PollHost {
   /** tasks/get on the task's server with these params, logged with the task. */
   getTask(view: TaskView, params: { taskId: string; _meta: { [STEPS_META]: true } }): Promise<TaskSnapshot>;
   patchTask(taskId: string, patch: (view: TaskView) => Partial<TaskView>): void;
+  /** A snapshot arrived: the agent follows the child tasks it names (agent/task-watcher.ts). */
+  followChildren?(view: TaskView, snapshot: TaskSnapshot): Promise<void>;
   /** Runs the agent's poll callback with `payload` in `delaySeconds`. */
   schedule(delaySeconds: number, payload: PollPayload): Promise<void>;
 }
@@ -72,6 +74,7 @@ export class TaskPoller {
         gone: undefined,
         polledAt: new Date().toISOString(),
       }));
+      await this.host.followChildren?.(view, snapshot);
       if (!FINAL_STATUSES.has(snapshot.status))
         await this.after(taskId, snapshot.pollIntervalMs ?? DEFAULT_INTERVAL_MS);
       else this.polls.delete(taskId);

@@ -25,6 +25,7 @@ import {
   type TaskView,
   type WatcherState,
 } from "../shared/watcher-state.ts";
+import { CHILDREN_FOLLOWED, childrenOf, childrenToFollow, descendantsOf } from "../shared/task-tree.ts";
 import { connect, ignore, listTools, startTool, type Send } from "./calls.ts";
 import { Outbound } from "./outbound.ts";
 import { isFinal, TaskPoller, trimTasks, type PollPayload } from "./polling.ts";
@@ -55,6 +56,7 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
         this.logger(view.record.taskId),
       )) as unknown as TaskSnapshot,
     patchTask: (taskId, patch) => this.patchTask(taskId, patch),
+    followChildren: (view, snapshot) => this.followChildren(view, snapshot),
     schedule: async (delaySeconds, payload) => {
       await this.schedule(delaySeconds, "pollTask", payload);
     },
@@ -166,12 +168,21 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
     await this.poller.poll(taskId);
   }
 
-  /** Forgets a task (the server keeps it until its ttl): no more polls, its log is deleted. */
+  /** Forgets a task and the child tasks followed under it (the server keeps them until their ttl): no more polls, logs deleted. */
   @callable()
   remove(taskId: string): void {
-    this.poller.forget(taskId);
-    this.store.deleteLog(taskId);
-    this.update({ tasks: this.state.tasks.filter((t) => t.record.taskId !== taskId) });
+    const gone = new Set([
+      taskId,
+      ...descendantsOf(
+        this.state.tasks.map((t) => t.record),
+        taskId,
+      ),
+    ]);
+    for (const id of gone) {
+      this.poller.forget(id);
+      this.store.deleteLog(id);
+    }
+    this.update({ tasks: this.state.tasks.filter((t) => !gone.has(t.record.taskId)) });
   }
 
   /** The task's raw JSON-RPC log, oldest first (the newest LOG_LIMIT exchanges). */
@@ -208,6 +219,33 @@ export class TaskWatcher extends Agent<Cloudflare.Env, WatcherState> {
   /** A scheduled poll (this.schedule, agent/polling.ts). */
   async pollTask(payload: PollPayload): Promise<void> {
     await this.poller.due(payload);
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // Child tasks
+
+  /**
+   * The children a task's timeline names (its `invoke` steps) become tasks this agent follows too, so each has a
+   * page: at most CHILDREN_FOLLOWED per task; the tree lists any further ones from the timeline. Their grandchildren
+   * follow the same way when their own snapshots arrive.
+   */
+  private async followChildren(parent: TaskView, snapshot: TaskSnapshot): Promise<void> {
+    const known = (taskId: string) => this.state.tasks.some((t) => t.record.taskId === taskId);
+    const fresh = childrenToFollow(childrenOf(snapshot), known, CHILDREN_FOLLOWED);
+    if (fresh.length === 0) return;
+    const views: TaskView[] = fresh.map((child) => ({
+      record: {
+        taskId: child.taskId,
+        tool: child.tool,
+        serverUrl: parent.record.serverUrl,
+        arguments: {},
+        startedAt: new Date().toISOString(),
+        parent: { taskId: parent.record.taskId, step: child.step },
+      },
+      logSeq: 0,
+    }));
+    this.update({ tasks: this.trim([...views, ...this.state.tasks]) });
+    for (const view of views) await this.poller.after(view.record.taskId, 0);
   }
 
   // -------------------------------------------------------------------------------------------------------------

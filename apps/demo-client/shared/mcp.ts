@@ -87,7 +87,7 @@ export interface TimelineStep {
   name: string;
   /** Which use of the name this is (from 1); absent from older servers. */
   occurrence?: number;
-  /** "do", "sleep", "input" today; "event", "webhook", "patch" or others from newer servers: shown generically. */
+  /** "do", "sleep", "input", "event", "webhook", "patch", "invoke"; another kind (a newer server's) is shown generically. */
   kind: string;
   state: "running" | "waiting" | "done" | "failed";
   attempts: number;
@@ -98,6 +98,8 @@ export interface TimelineStep {
   attemptHistory?: TimelineAttempt[];
   /** Bytes of the journaled result, when the server kept it in its journal. */
   resultBytes?: number | null;
+  /** An `invoke` step's child task: its id, tool, and status as the parent knows it (`working` until it told). */
+  child?: { taskId: string; task: string; status: string };
 }
 
 /** The step timeline a task snapshot carries, if its server sent one. */

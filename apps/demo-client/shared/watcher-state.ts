@@ -1,6 +1,7 @@
 // What the TaskWatcher agent (agent/task-watcher.ts) keeps and pushes to the page with setState, and what its
 // callable methods answer: plain JSON, shared by the agent and the page.
 import type { JsonObject, JsonRpcError, McpErrorKind, TaskSnapshot, ToolInfo } from "./mcp.ts";
+import type { ParentLink } from "./task-tree.ts";
 
 /** The agent's class, as `useAgent` and `routeAgentRequest` name it (binding TASK_WATCHER). */
 export const WATCHER_AGENT = "task-watcher";
@@ -38,6 +39,11 @@ export interface TaskRecord {
   serverUrl: string;
   arguments: JsonObject;
   startedAt: string;
+  /**
+   * Set for a child task the agent follows because a task it follows invoked it (shared/task-tree.ts): its parent.
+   * Its `arguments` are then unknown ({}): the parent's handler chose them.
+   */
+  parent?: ParentLink;
   /** Set once tasks/cancel was acknowledged: the page shows "cancellation requested" until the task is final. */
   cancelRequested?: boolean;
 }
@@ -61,7 +67,7 @@ export interface WatcherState {
   /** Whether the agent holds a bearer token for that URL (the token itself never leaves the agent). */
   hasToken: boolean;
   connection: Connection;
-  /** The tasks this agent started, newest first. */
+  /** The tasks this agent started, newest first, and the child tasks of those (each with its `record.parent`). */
   tasks: TaskView[];
 }
 

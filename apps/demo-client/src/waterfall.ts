@@ -1,12 +1,12 @@
 // The run view's waterfall as numbers (the view: components/StepTimeline.tsx): one time axis from the task's
 // creation to its end (or now), and each step's bars on it. A `do` step is a bar per attempt as the server timed it
 // (never a duration divided up), failed attempts apart, with the back-off between attempts; a step without an
-// attempt history, a sleep or a wait is one bar of its kind.
+// attempt history, a sleep, a wait or a child task (`invoke`: the parent waiting for it) is one bar of its kind.
 import { FINAL_STATUSES, type TaskSnapshot, type TimelineStep } from "../shared/mcp.ts";
 import { formatDuration } from "../shared/outcome.ts";
 
 /** The kinds drawn with their own look; any other is drawn as "other". */
-export const KNOWN_KINDS = new Set(["do", "sleep", "input", "event", "webhook", "patch"]);
+export const KNOWN_KINDS = new Set(["do", "sleep", "input", "event", "webhook", "patch", "invoke"]);
 export const KIND_LABEL: Record<string, string> = {
   do: "step",
   sleep: "sleep",
@@ -14,6 +14,7 @@ export const KIND_LABEL: Record<string, string> = {
   event: "event",
   webhook: "webhook",
   patch: "patch",
+  invoke: "child task",
 };
 
 /** A step's label: its name, with `#n` from its second use on (as the server names it). */

@@ -91,6 +91,7 @@ describe("the run view and the page people look at", () => {
       "tool-await_approval",
       "tool-export_contacts",
       "tool-dataset_report",
+      "tool-fan_out",
     ]);
     expect(await page.getByTestId("tool-send_report").textContent()).toContain("Send a report");
     expect(await page.getByTestId("tool-await_approval").textContent()).toContain("Wait for an approval");

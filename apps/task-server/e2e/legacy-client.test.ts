@@ -109,6 +109,7 @@ describe("2025 client (@modelcontextprotocol/sdk 1.x, initialize flow)", () => {
         "await_approval",
         "export_contacts",
         "dataset_report",
+        "fan_out",
         ...FACADE,
         ...FILE_TOOLS,
       ].toSorted(),

@@ -214,5 +214,38 @@ export const createServer = (_env: Env) => {
   );
 
   registerDatasetReport(server);
+
+  server.registerTask(
+    "fan_out",
+    {
+      title: "Fan out to child tasks",
+      description:
+        "Starts export_contacts three times as child tasks (step.invoke, all at once) and waits for all three: the " +
+        "task page shows the tree, each child on its own page with a link back to this one.",
+      inputSchema: z.object({
+        secondsPerBatch: z.number().min(0).max(30).default(1).meta({
+          title: "Time per batch (seconds)",
+          description: "0 to 30 s: the children export 1, 2 and 3 batches.",
+        }),
+      }),
+      pollInterval: "1 second",
+    },
+    async ({ secondsPerBatch }, step) => {
+      // Children of different lengths, so the tree shows them in different states while it runs.
+      const results = await Promise.all(
+        [1, 2, 3].map((batches) =>
+          step.invoke(`export ${batches}`, {
+            task: "export_contacts",
+            input: { bucket: ARCHIVE_BUCKETS[0], batches, secondsPerBatch },
+            timeout: "10 minutes",
+          }),
+        ),
+      );
+      return {
+        content: [{ type: "text", text: `All ${results.length} child exports completed.` }],
+        structuredContent: { children: results.length },
+      };
+    },
+  );
   return server;
 };

@@ -1,22 +1,29 @@
 // The run view's waterfall: every step on one time axis, as the server journaled it (`_meta` of tasks/get). A `do`
 // step is a bar per attempt, as each attempt was timed (never a duration divided up), with the back-off between
-// them; sleeps and waits (questions, events) are bars of their own kind; a kind this page does not know is drawn
+// them; sleeps, waits (questions, events) and child tasks (`invoke`, with a link to the child's page) are bars of
+// their own kind; a kind this page does not know is drawn
 // generically (the geometry: src/waterfall.ts). Live while the task runs; a click on a step opens its details
 // (attempts, errors, result size).
 import { useState } from "react";
 import { FINAL_STATUSES, timelineOf, type TimelineStep } from "../../shared/mcp.ts";
 import { formatDuration } from "../../shared/outcome.ts";
+import { childOfStep } from "../../shared/task-tree.ts";
 import type { TaskView } from "../../shared/watcher-state.ts";
+import { taskPath, type Go } from "../routes.ts";
 import { useNow } from "../use-now.ts";
+import { useWatcherState } from "../watcher.ts";
 import { axisOf, barsOf, KIND_LABEL, KNOWN_KINDS, pct, spanOf, stepKey, type Axis } from "../waterfall.ts";
+import { Link } from "./Link.tsx";
 import { StepDetails } from "./StepDetails.tsx";
 
-export function StepTimeline({ view }: { view: TaskView }) {
+export function StepTimeline({ view, go }: { view: TaskView; go: Go }) {
   const snapshot = view.snapshot;
   const timeline = snapshot ? timelineOf(snapshot) : undefined;
   const live = snapshot !== undefined && !FINAL_STATUSES.has(snapshot.status);
   const now = useNow(live, 250);
   const [chosen, setChosen] = useState<string | undefined>();
+  const { tasks } = useWatcherState().state;
+  const followed = (taskId: string) => tasks.some((t) => t.record.taskId === taskId);
   if (!snapshot || !timeline) {
     return (
       <section className="panel" aria-labelledby="waterfall-heading">
@@ -53,6 +60,8 @@ export function StepTimeline({ view }: { view: TaskView }) {
             <StepRow
               key={stepKey(step)}
               step={step}
+              go={go}
+              followed={followed}
               axis={axis}
               now={now}
               selected={stepKey(step) === chosen}
@@ -63,7 +72,8 @@ export function StepTimeline({ view }: { view: TaskView }) {
         <p className="wf-legend small muted" aria-hidden="true">
           <span className="swatch bar-do" /> attempt <span className="swatch bar-failed" /> failed attempt{" "}
           <span className="swatch bar-backoff" /> back-off <span className="swatch bar-sleep" /> sleep{" "}
-          <span className="swatch bar-input" /> waiting for an answer or event
+          <span className="swatch bar-input" /> waiting for an answer or event <span className="swatch bar-invoke" />{" "}
+          waiting for a child task
         </p>
       </div>
       {selected && <StepDetails step={selected} now={now} close={() => setChosen(undefined)} />}
@@ -73,12 +83,17 @@ export function StepTimeline({ view }: { view: TaskView }) {
 
 function StepRow({
   step,
+  go,
+  followed,
   axis,
   now,
   selected,
   choose,
 }: {
   step: TimelineStep;
+  go: Go;
+  /** Whether the agent follows a task (a child it does not follow has no page to link to). */
+  followed: (taskId: string) => boolean;
   axis: Axis;
   now: number;
   selected: boolean;
@@ -88,6 +103,7 @@ function StepRow({
   const kind = KNOWN_KINDS.has(step.kind) ? step.kind : "other";
   const bars = barsOf(step, now);
   const duration = span ? span[1] - span[0] : undefined;
+  const child = childOfStep(step);
   return (
     <li
       className={`wf-row${selected ? " selected" : ""}`}
@@ -117,6 +133,19 @@ function StepRow({
         ))}
       </span>
       <span className="wf-dur">{duration !== undefined ? formatDuration(duration) : "—"}</span>
+      {child && (
+        <span className="wf-child muted" data-testid="step-child">
+          child task:{" "}
+          {followed(child.taskId) ? (
+            <Link to={taskPath(child.taskId)} go={go}>
+              {child.tool || child.taskId}
+            </Link>
+          ) : (
+            `${child.tool} ${child.taskId}`
+          )}{" "}
+          ({child.status})
+        </span>
+      )}
     </li>
   );
 }

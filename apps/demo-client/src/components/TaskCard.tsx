@@ -92,6 +92,8 @@ function TaskFacts({ view, final, live }: { view: TaskView; final: boolean; live
   const now = useNow(live);
   const duration = durationOf(snapshot, now);
   const retries = retriesOfSnapshot(snapshot);
+  // A child's record is made when the agent found it; the server's creation time is the truer start.
+  const startedAt = record.parent && snapshot?.createdAt ? snapshot.createdAt : record.startedAt;
   return (
     <>
       <div className="task-facts small">
@@ -102,11 +104,11 @@ function TaskFacts({ view, final, live }: { view: TaskView; final: boolean; live
         )}
         {retries.length > 0 && <span data-testid="task-retries">{retries.join(", ")}</span>}
         <span className="muted">
-          started {new Date(record.startedAt).toLocaleTimeString()} · <code className="id">{record.taskId}</code>
+          started {new Date(startedAt).toLocaleTimeString()} · <code className="id">{record.taskId}</code>
         </span>
       </div>
       <div className="muted small args">
-        <code>{JSON.stringify(record.arguments)}</code>
+        {record.parent ? "a child task: its input is its parent's" : <code>{JSON.stringify(record.arguments)}</code>}
       </div>
     </>
   );

@@ -1,10 +1,12 @@
-// The tasks this session's agent started, newest first, each as a card.
+// The tasks this session's agent started, newest first, each as a card. The child tasks it follows under them are
+// on their parents' pages (the task tree), not here.
+import { rootsOf } from "../../shared/task-tree.ts";
 import type { Go } from "../routes.ts";
 import { useWatcherState } from "../watcher.ts";
 import { TaskCard } from "./TaskCard.tsx";
 
 export function TaskList({ go, heading }: { go: Go; heading: string }) {
-  const { tasks } = useWatcherState().state;
+  const tasks = rootsOf(useWatcherState().state.tasks);
   return (
     <section className="panel">
       <h2>{heading}</h2>

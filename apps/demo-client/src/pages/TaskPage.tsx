@@ -1,9 +1,10 @@
-// One task's run view: its state, duration and actions (the card), the waterfall of its steps, and its raw
-// JSON-RPC log (collapsed).
+// One task's run view: its state, duration and actions (the card), its tree (parent and child tasks), the waterfall
+// of its steps, and its raw JSON-RPC log (collapsed).
 import { Link } from "../components/Link.tsx";
 import { RpcLog } from "../components/RpcLog.tsx";
 import { StepTimeline } from "../components/StepTimeline.tsx";
 import { TaskCard } from "../components/TaskCard.tsx";
+import { TaskTree } from "../components/TaskTree.tsx";
 import { HOME_PATH, type Go } from "../routes.ts";
 import { useWatcherState } from "../watcher.ts";
 
@@ -38,7 +39,8 @@ export function TaskPage({ taskId, go }: { taskId: string; go: Go }) {
         <h2>Run of {view.record.tool}</h2>
         <TaskCard view={view} go={go} full />
       </section>
-      <StepTimeline view={view} />
+      <TaskTree view={view} go={go} />
+      <StepTimeline view={view} go={go} />
       <RpcLog view={view} />
     </>
   );
