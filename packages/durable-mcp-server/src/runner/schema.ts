@@ -7,7 +7,7 @@ import {
   type VersionedSchema,
 } from "../storage/migrations.js";
 
-/** The tables of child tasks (migration 13), made the same way by the migration and by CURRENT. */
+/** The tables of child tasks (migration 14), made the same way by the migration and by CURRENT. */
 const CHILD_TABLES = `CREATE TABLE children (
      child_id TEXT PRIMARY KEY,
      step TEXT NOT NULL,
