@@ -40,12 +40,26 @@ function runs(handlers: Handler[], replay?: ReplayMode) {
 /** Journals "a" and "b" from two branches, "b" after a short timer. */
 const firstRun: Handler = (step) =>
   Promise.all([step.do("a", async () => "a"), delay(1).then(() => step.do("b", async () => "b"))]);
-/** The same branches, the timer now long: "c" (new, after "a") is reached while "b" is journaled and unclaimed. */
-const slowerReplay: Handler = async (step) =>
-  Promise.all([
-    step.do("a", async () => "a").then(() => step.do("c", async () => "c")),
-    delay(40).then(() => step.do("b", async () => "b")),
+/**
+ * The same branches, "b"'s now behind "c" (new, after "a"): "c" is reached while "b" is journaled and unclaimed, and
+ * "b" only after "c"'s body ran — so the run is quiescent at "c" by construction, not by a timer (which a loaded
+ * machine can stretch past the frontier check).
+ */
+const slowerReplay: Handler = async (step) => {
+  let cRan!: () => void;
+  const afterC = new Promise<void>((resolve) => (cRan = resolve));
+  return Promise.all([
+    step
+      .do("a", async () => "a")
+      .then(() =>
+        step.do("c", async () => {
+          cRan();
+          return "c";
+        }),
+      ),
+    afterC.then(() => step.do("b", async () => "b")),
   ]);
+};
 
 const dropsB: Handler = (step) => step.do("a", async () => "a");
 
