@@ -29,16 +29,18 @@ export class RateStarts {
     const until = now + leaseMs;
     const reopened = this.sql.exec("UPDATE starts SET at = NULL, until = ? WHERE task_id = ?", until, taskId);
     if (reopened.rowsWritten > 0) return this.leaveWaiters(taskId);
+    // A provisional start is estimated as begun now: it is usually confirmed within its run, well before its lease
+    // ends (a wait reckoned from the lease would be long; one reckoned from now is at worst asked again).
     const counted = this.sql
-      .exec<{ at: number }>("SELECT COALESCE(at, until) AS at FROM starts ORDER BY 1")
+      .exec<{ at: number }>("SELECT COALESCE(at, ?) AS at FROM starts ORDER BY 1", now)
       .toArray()
       .map((row) => row.at);
     if (counted.length < limit) {
       this.sql.exec("INSERT INTO starts (task_id, at, until) VALUES (?, NULL, ?)", taskId, until);
       return this.leaveWaiters(taskId);
     }
-    // The window is full: a start is taken once enough of the oldest left it (a provisional one by its lease's end,
-    // at the latest); the waiting tasks before this one take the next turns, `limit` a period.
+    // The window is full: a start is taken once enough of the oldest left it; the waiting tasks before this one take
+    // the next turns, `limit` a period.
     const ahead = this.waitersBefore(taskId, now);
     const oldest = counted[counted.length - limit]!;
     const retryAfterMs = Math.max(1, oldest + periodMs - now) + Math.floor(ahead / limit) * periodMs;

@@ -18,8 +18,28 @@ interface DeclaredLimits {
 /** The most concurrency limits one task may be under (a run takes a slot of each, one limiter call apiece). */
 export const MAX_CONCURRENCY_LIMITS = 4;
 
+/** The shared limits each server's tasks name, by task: checked against the deployment's once both are known. */
+const namedBy = new WeakMap<object, { task: string; name: string }[]>();
+
+/**
+ * A TypeError when a task of `server` names a shared limit that `named` (the deployment's `limits.named`) does not
+ * declare. Called where the server is built, the first place both are visible (a task's registration does not know
+ * the deployment).
+ */
+export function checkNamedLimits(server: object, named: Readonly<Record<string, unknown>>): void {
+  for (const { task, name } of namedBy.get(server) ?? []) {
+    if (!Object.hasOwn(named, name)) {
+      const declared = Object.keys(named);
+      throw new TypeError(
+        `task "${task}": concurrency names limit "${name}", which durableMcp's limits.named does not declare ` +
+          `(${declared.length === 0 ? "it declares none" : `declared: ${declared.map((n) => `"${n}"`).join(", ")}`})`,
+      );
+    }
+  }
+}
+
 /** The task's limits as the runtime applies them; undefined when it declares none. */
-export function taskLimitsOf(name: string, config: DeclaredLimits): TaskLimits | undefined {
+export function taskLimitsOf(name: string, config: DeclaredLimits, server?: object): TaskLimits | undefined {
   const { concurrency, rateLimit, priority } = config;
   if (concurrency === undefined && rateLimit === undefined && priority === undefined) return undefined;
   const limits: TaskLimits = {};
@@ -34,6 +54,10 @@ export function taskLimitsOf(name: string, config: DeclaredLimits): TaskLimits |
       concurrencyLimitOf(name, Array.isArray(concurrency) ? `concurrency[${i}]` : "concurrency", one),
     );
     limits.concurrency = Array.isArray(concurrency) ? parsed : parsed[0];
+    if (server) {
+      const names = parsed.flatMap((one) => ("named" in one ? [{ task: name, name: one.named }] : []));
+      if (names.length > 0) namedBy.set(server, [...(namedBy.get(server) ?? []), ...names]);
+    }
   }
   if (rateLimit !== undefined) {
     let periodMs: number;
