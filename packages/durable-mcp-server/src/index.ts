@@ -4,6 +4,7 @@ export { IDEMPOTENCY_KEY_META, LINKS_META, PARENT_TASK_META, PROGRESS_META, STEP
 export type {
   DurableMcpServerOptions,
   FallbackPolicy,
+  TaskConcurrency,
   TaskConfig,
   TaskHandler,
   TaskHandlerResult,

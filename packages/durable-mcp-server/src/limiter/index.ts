@@ -7,6 +7,7 @@ export {
   type RateAnswer,
   type SlotAnswer,
   type SlotRequest,
+  type StartAnswer,
   type TaskLimiterClass,
 } from "./limiter-rpc.js";
 export { defineTaskLimiter } from "./task-limiter.js";

@@ -25,6 +25,9 @@ export type SlotAnswer = { granted: true } | { granted: false; ahead: number };
 /** A rate limit's answer: taken, or refused with how long until a create would be taken. */
 export type RateAnswer = { taken: true } | { taken: false; retryAfterMs: number };
 
+/** A queued rate limit's answer to a task about to start: counted (provisionally), or when to ask again. */
+export type StartAnswer = { taken: true } | { taken: false; retryAfterMs: number; ahead: number };
+
 /** What the operator API shows of one limit key. */
 export interface LimiterStatus {
   /** The concurrency limit last requested (null: the key was used only as a rate limit). */
@@ -36,8 +39,10 @@ export interface LimiterStatus {
   waits: number;
   /** How long the oldest waiting task has waited (null: none waits). */
   oldestWaitMs: number | null;
-  /** Creates counted in the rate window now (null: not a rate limit). */
+  /** Creates (or, for a queued rate limit, starts) counted in the rate window now (null: not a rate limit). */
   windowCount: number | null;
+  /** Tasks waiting for a queued rate limit's window (0 for other keys). */
+  rateWaiting: number;
 }
 
 export interface LimiterRpc {
@@ -49,6 +54,15 @@ export interface LimiterRpc {
   release(taskId: string): Promise<void>;
   /** Counts one create against a rate limit of `limit` per `periodMs` (a sliding window: exact over any period). */
   take(limit: number, periodMs: number): Promise<RateAnswer>;
+  /**
+   * A queued rate limit: counts the start of `taskId` if fewer than `limit` started in the last `periodMs`, as a
+   * provisional start leased for `leaseMs` (the task confirms when its first step began); else when to ask again.
+   */
+  startRate(request: { taskId: string; limit: number; periodMs: number; leaseMs: number }): Promise<StartAnswer>;
+  /** Extends a provisional start's lease; false when it lapsed (the run must start no step). */
+  renewStart(taskId: string, leaseMs: number): Promise<boolean>;
+  /** Records when the task's first step began: its start leaves the window a period after that. */
+  confirmStart(taskId: string, at: number): Promise<void>;
   status(): Promise<LimiterStatus>;
 }
 

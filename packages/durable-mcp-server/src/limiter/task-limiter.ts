@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { LimiterStore, type Grant } from "./limiter-store.js";
+import { RateStarts } from "./rate-starts.js";
 import type {
   LimiterRpc,
   LimiterStatus,
@@ -7,6 +8,7 @@ import type {
   RateAnswer,
   SlotAnswer,
   SlotRequest,
+  StartAnswer,
   TaskLimiterClass,
 } from "./limiter-rpc.js";
 
@@ -21,6 +23,7 @@ import type {
 export function defineTaskLimiter<Env = unknown>(): TaskLimiterClass<Env> {
   return class TaskLimiter extends DurableObject<Env> implements LimiterRpc {
     private store = new LimiterStore(this.ctx.storage.sql);
+    private starts = new RateStarts(this.ctx.storage.sql);
 
     async acquire(request: SlotRequest): Promise<SlotAnswer> {
       const now = Date.now();
@@ -60,6 +63,7 @@ export function defineTaskLimiter<Env = unknown>(): TaskLimiterClass<Env> {
 
     async release(taskId: string): Promise<void> {
       this.store.release(taskId);
+      this.starts.leave(taskId, Date.now());
       this.afterLapse(Date.now());
       await this.armLapse();
     }
@@ -67,6 +71,26 @@ export function defineTaskLimiter<Env = unknown>(): TaskLimiterClass<Env> {
     async take(limit: number, periodMs: number): Promise<RateAnswer> {
       this.store.setMeta("period", periodMs);
       return this.store.take(limit, periodMs, Date.now());
+    }
+
+    async startRate(request: {
+      taskId: string;
+      limit: number;
+      periodMs: number;
+      leaseMs: number;
+    }): Promise<StartAnswer> {
+      this.store.setMeta("period", request.periodMs);
+      this.store.setMeta("startPeriod", 1);
+      const refused = this.starts.take(request.taskId, request.limit, request.periodMs, request.leaseMs, Date.now());
+      return refused === null ? { taken: true } : { taken: false, ...refused };
+    }
+
+    async renewStart(taskId: string, leaseMs: number): Promise<boolean> {
+      return this.starts.renew(taskId, Date.now() + leaseMs);
+    }
+
+    async confirmStart(taskId: string, at: number): Promise<void> {
+      this.starts.confirm(taskId, at);
     }
 
     async status(): Promise<LimiterStatus> {
@@ -79,7 +103,11 @@ export function defineTaskLimiter<Env = unknown>(): TaskLimiterClass<Env> {
         queued: this.store.queued(),
         waits: this.store.meta("waits") ?? 0,
         oldestWaitMs: oldest === null ? null : now - oldest,
-        windowCount: this.store.windowCount(this.store.meta("period"), now),
+        windowCount:
+          this.store.meta("startPeriod") === null
+            ? this.store.windowCount(this.store.meta("period"), now)
+            : this.starts.windowCount(this.store.meta("period"), now),
+        rateWaiting: this.starts.waiting(now),
       };
     }
 

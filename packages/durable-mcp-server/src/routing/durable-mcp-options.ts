@@ -136,10 +136,11 @@ export interface LimitsOptions {
   /** Shared limits by name: at most `concurrent` runs of all the tasks naming one execute at once. */
   named?: Record<string, { concurrent: number }>;
   /**
-   * Per principal: at most `concurrent` runs at once of its tasks that have no concurrency limit of their own, and at
-   * most `createsPerMinute` creates of any task tool in any 60 s.
+   * Per principal: at most `concurrent` runs at once of its tasks that have no concurrency limit of their own (of
+   * every task, besides its own limits, with `appliesTo: "every-task"`), and at most `createsPerMinute` creates of
+   * any task tool in any 60 s.
    */
-  perPrincipal?: { concurrent?: number; createsPerMinute?: number };
+  perPrincipal?: { concurrent?: number; createsPerMinute?: number; appliesTo?: "unlimited-tasks" | "every-task" };
 }
 
 /**

@@ -27,6 +27,7 @@ import { serveOperator } from "../operator/operator-api.js";
 import type { DurableMcp, DurableMcpOptions, FilesOptions, WaitUntil, WebhooksOptions } from "./durable-mcp-options.js";
 import { defineTaskLimiter } from "../limiter/index.js";
 import { createLimitsOf, resolveLimits, type ResolvedLimits } from "./limits-settings.js";
+import { checkNamedLimits } from "../server/task-limits.js";
 
 /**
  * Wires an author's server factory to Workers: the TaskRunner Durable Object class to export, a `fetch` that
@@ -58,12 +59,18 @@ export function durableMcp<Env>(
   options: DurableMcpOptions<Env> = {},
 ): DurableMcp<Env> {
   const settings = resolveSettings(options);
+  // Every build of the author's server checks the shared limits its tasks name against `limits.named`.
+  const buildServer = (env: Env) => {
+    const server = createServer(env);
+    checkNamedLimits(server, settings.limits.runner.named);
+    return server;
+  };
   const { bindingName, files, webhooks, taskList, indexBinding, catalogBinding, operator } = settings;
   const FileRunner = defineFileRunner<Env>({ bucket: files?.bucketBinding ?? "FILES" });
   const TaskIndex = defineTaskIndex<Env>();
   const TaskLimiter = defineTaskLimiter<Env>();
   const TaskRunner = defineTaskRunner<Env>({
-    registry: createServer,
+    registry: buildServer,
     alarmBudgetMs: options.alarmBudgetMs,
     purgeGraceMs: options.purgeGraceMs,
     events: options.events,
@@ -75,7 +82,7 @@ export function durableMcp<Env>(
     runnerBinding: bindingName,
     limits: settings.limits.runner,
   });
-  const endpoint = mcpEndpoint(createServer, options, settings);
+  const endpoint = mcpEndpoint(buildServer, options, settings);
 
   // Pre-created TaskRunners of this isolate (tasks/runner-pool.ts); only requests that can refill it take from it.
   const runnersFor = runnerClients<Env>(

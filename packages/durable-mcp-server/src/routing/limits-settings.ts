@@ -18,6 +18,12 @@ export function resolveLimits(options: LimitsOptions | undefined, runnerBinding:
   const per = options?.perPrincipal;
   const concurrent = per?.concurrent;
   const creates = per?.createsPerMinute;
+  const appliesTo = per?.appliesTo ?? "unlimited-tasks";
+  if (appliesTo !== "unlimited-tasks" && appliesTo !== "every-task") {
+    throw new TypeError(
+      `durableMcp: limits.perPrincipal.appliesTo must be "unlimited-tasks" or "every-task", got ${JSON.stringify(appliesTo)}`,
+    );
+  }
   return {
     runner: {
       // Always set: a task declaring a limit finds the binding, or fails with "limits_unbound" (docs/limits.md).
@@ -26,6 +32,7 @@ export function resolveLimits(options: LimitsOptions | undefined, runnerBinding:
       named,
       perPrincipal:
         concurrent === undefined ? null : positiveInteger("durableMcp", "limits.perPrincipal.concurrent", concurrent),
+      perPrincipalEveryTask: appliesTo === "every-task",
     },
     createsPerMinute:
       creates === undefined ? null : positiveInteger("durableMcp", "limits.perPrincipal.createsPerMinute", creates),

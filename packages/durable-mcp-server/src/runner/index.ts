@@ -26,12 +26,14 @@ export {
 export {
   taskDefinitionOf,
   type LimitCaller,
+  type ConcurrencyLimit,
   type LimitFunction,
   type TaskDefinition,
   type TaskLimits,
   type TaskRegistry,
 } from "./task-definition.js";
 export { limitKeyOf, LimitRefusal, type LimitSettings } from "./run-slot.js";
+export { rateKeyOf } from "./rate-start.js";
 export { FINAL_STATUSES, type NewTask } from "./task-store.js";
 export type { TaskText } from "./task-view.js";
 export { tasksOf } from "./task-stream.js";

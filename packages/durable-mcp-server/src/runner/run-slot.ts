@@ -27,6 +27,8 @@ export interface LimitSettings {
   named: Record<string, number>;
   /** How many runs of one principal may execute at once, for tasks without a concurrency limit of their own. */
   perPrincipal: number | null;
+  /** The per-principal limit applies to tasks with limits of their own too (a run then takes a slot of each). */
+  perPrincipalEveryTask?: boolean;
   /** A slot's lease (default SLOT_LEASE_MS); renewed every third of it while the run executes. */
   leaseMs?: number;
 }
@@ -53,14 +55,20 @@ export class LimitRefusal extends Error {
   }
 }
 
-/** The slot a run of `record` needs, or null when no concurrency limit applies; throws LimitRefusal. */
-export function slotPlanOf(
+/**
+ * The slots a run of `record` needs, one per concurrency limit that applies, in the one global order every run takes
+ * them in (by key), so that two runs never each hold a slot the other waits for; empty when none applies. Throws
+ * LimitRefusal.
+ */
+export function slotPlansOf(
   definition: TaskDefinition,
   record: TaskRecord,
   settings: LimitSettings | undefined,
-): SlotPlan | null {
-  const own = definition.limits?.concurrency;
-  if (!own && !settings?.perPrincipal) return null;
+): SlotPlan[] {
+  const declared = definition.limits?.concurrency;
+  const own = declared === undefined ? [] : Array.isArray(declared) ? declared : [declared];
+  const principalWide = settings?.perPrincipal && (own.length === 0 || settings.perPrincipalEveryTask);
+  if (own.length === 0 && !principalWide) return [];
   if (!settings) {
     throw new LimitRefusal(
       "limits_unbound",
@@ -70,23 +78,33 @@ export function slotPlanOf(
   const caller = { principal: record.principal };
   const input = JSON.parse(record.input) as unknown;
   const priority = priorityOf(definition.limits?.priority, input, caller);
-  if (!own) {
-    return { key: `principal:${record.principal}`, limit: settings.perPrincipal!, fairKey: record.principal, priority };
+  const plans = new Map<string, SlotPlan>();
+  const add = (plan: SlotPlan) => {
+    // Two declarations naming one key: one slot, under the lower of their limits.
+    const same = plans.get(plan.key);
+    plans.set(plan.key, same && same.limit <= plan.limit ? same : plan);
+  };
+  if (principalWide) {
+    add({ key: `principal:${record.principal}`, limit: settings.perPrincipal!, fairKey: record.principal, priority });
   }
-  if ("named" in own) {
-    const limit = settings.named[own.named];
-    if (limit === undefined) {
-      throw new LimitRefusal(
-        "unknown_limit",
-        `task "${record.tool}" names limit "${own.named}", which is not declared`,
-      );
+  for (const limit of own) {
+    if ("named" in limit) {
+      const count = settings.named[limit.named];
+      if (count === undefined) {
+        throw new LimitRefusal(
+          "unknown_limit",
+          `task "${record.tool}" names limit "${limit.named}", which is not declared`,
+        );
+      }
+      // Inside a shared limit, a key function names whose turn it is (default: the principal's).
+      const fairKey = limit.key ? limitKeyOf(limit.key, input, caller, record.tool) : record.principal;
+      add({ key: `named:${limit.named}`, limit: count, fairKey, priority });
+    } else {
+      const suffix = limit.key ? `:${limitKeyOf(limit.key, input, caller, record.tool)}` : "";
+      add({ key: `task:${record.tool}${suffix}`, limit: limit.limit, fairKey: record.principal, priority });
     }
-    // Inside a shared limit, a key function names whose turn it is (default: the principal's).
-    const fairKey = own.key ? limitKeyOf(own.key, input, caller, record.tool) : record.principal;
-    return { key: `named:${own.named}`, limit, fairKey, priority };
   }
-  const suffix = own.key ? `:${limitKeyOf(own.key, input, caller, record.tool)}` : "";
-  return { key: `task:${record.tool}${suffix}`, limit: own.limit, fairKey: record.principal, priority };
+  return [...plans.values()].toSorted((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 /** A key function's answer: a string of 1 to MAX_LIMIT_KEY_LENGTH characters, or a LimitRefusal. */
@@ -127,33 +145,60 @@ export function recheckDelayMs(ahead: number): number {
   return Math.min(QUEUE_RECHECK_MAX_MS, Math.max(QUEUE_RECHECK_MIN_MS, ahead * QUEUE_RECHECK_PER_AHEAD_MS));
 }
 
-/** The answer of asking for a slot: held (release it at the run's end), or queued with the task's place. */
-export type SlotTaken = { held: HeldSlot } | { queued: { ahead: number; key: string } };
+/** The answer of asking for the slots of a run: all held (release them at the run's end), or queued in one. */
+export type SlotsTaken = { held: HeldSlot[] } | { queued: { ahead: number; key: string } };
 
-/** Asks the limiter of `plan.key` for a slot for this task's run. */
-export async function takeSlot(
-  env: unknown,
-  settings: LimitSettings,
-  plan: SlotPlan,
-  taskId: string,
-): Promise<SlotTaken> {
+/** The TaskLimiter namespace, or a LimitRefusal naming the binding. */
+export function limiterNamespace(env: unknown, settings: LimitSettings): DurableObjectNamespace {
   const namespace = (env as Record<string, unknown>)[settings.binding] as DurableObjectNamespace | undefined;
   if (!namespace || typeof namespace.idFromName !== "function") {
     throw new LimitRefusal("limits_unbound", `no TaskLimiter binding named "${settings.binding}"`);
   }
-  const limiter = limiterOf(namespace, plan.key);
+  return namespace;
+}
+
+/**
+ * Asks for the slot of every plan, in their order. At the first that is full the task queues there and gives back
+ * every other (the slots taken before it, and any place or reserved slot it had in a later one), so a waiting task
+ * holds nothing and waits in one queue.
+ */
+export async function takeSlots(
+  namespace: DurableObjectNamespace,
+  settings: LimitSettings,
+  plans: SlotPlan[],
+  taskId: string,
+): Promise<SlotsTaken> {
+  const held: HeldSlot[] = [];
   const leaseMs = settings.leaseMs ?? SLOT_LEASE_MS;
-  const askedAt = Date.now();
-  const answer = await limiter.acquire({
-    taskId,
-    limit: plan.limit,
-    fairKey: plan.fairKey,
-    priority: plan.priority,
-    leaseMs,
-    runnerBinding: settings.runnerBinding,
-  });
-  if (!answer.granted) return { queued: { ahead: answer.ahead, key: plan.key } };
-  return { held: new HeldSlot(limiter, taskId, leaseMs, askedAt) };
+  for (const [i, plan] of plans.entries()) {
+    const limiter = limiterOf(namespace, plan.key);
+    const askedAt = Date.now();
+    const answer = await limiter
+      .acquire({
+        taskId,
+        limit: plan.limit,
+        fairKey: plan.fairKey,
+        priority: plan.priority,
+        leaseMs,
+        runnerBinding: settings.runnerBinding,
+      })
+      .catch(async (error: unknown) => {
+        await Promise.all(held.map((slot) => slot.release()));
+        throw error;
+      });
+    if (answer.granted) {
+      held.push(new HeldSlot(limiter, taskId, leaseMs, askedAt));
+      continue;
+    }
+    const later = plans.slice(i + 1).map((other) =>
+      limiterOf(namespace, other.key)
+        .release(taskId)
+        .catch(() => undefined),
+    );
+    await Promise.all([...held.map((slot) => slot.release()), ...later]);
+    return { queued: { ahead: answer.ahead, key: plan.key } };
+  }
+  return { held };
 }
 
 /**
@@ -206,32 +251,5 @@ export class HeldSlot {
     } catch {
       // See above.
     }
-  }
-}
-
-/**
- * Takes a task out of its limiter (cancelled while queued or running); nothing to do when no limit applies or its key
- * cannot be computed (such a task never entered a queue). Errors are left to the queue's own repair.
- */
-export async function leaveLimiter(
-  env: unknown,
-  settings: LimitSettings,
-  definition: TaskDefinition | undefined,
-  record: TaskRecord,
-): Promise<void> {
-  let key: string | undefined;
-  try {
-    key = definition ? slotPlanOf(definition, record, settings)?.key : undefined;
-  } catch {
-    return;
-  }
-  if (!key) return;
-  const taskId = record.taskId;
-  const namespace = (env as Record<string, unknown>)[settings.binding] as DurableObjectNamespace | undefined;
-  if (!namespace) return;
-  try {
-    await limiterOf(namespace, key).release(taskId);
-  } catch {
-    // The limiter offers the slot later and the runner says it no longer wants it (limiterWake).
   }
 }

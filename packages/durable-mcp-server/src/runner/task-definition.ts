@@ -26,11 +26,15 @@ export interface LimitCaller {
 /** A limit key (or priority) from a task's input and caller; its answer is checked where it is used. */
 export type LimitFunction = (input: unknown, caller: LimitCaller) => unknown;
 
+/** One concurrency limit of a task: its own (`limit`: how many run at once), or a shared named one (`named`). */
+export type ConcurrencyLimit = { limit: number; key?: LimitFunction } | { named: string; key?: LimitFunction };
+
 /** A task's limits as registration checked them: counts are positive integers, periods in milliseconds. */
 export interface TaskLimits {
-  /** A limit of its own (`limit`: how many run at once), or a shared named one (`named`). */
-  concurrency?: { limit: number; key?: LimitFunction } | { named: string; key?: LimitFunction };
-  rateLimit?: { limit: number; periodMs: number; key?: LimitFunction };
+  /** Every concurrency limit the task is under (a run takes a slot of each). */
+  concurrency?: ConcurrencyLimit | ConcurrencyLimit[];
+  /** With `queue`, over the limit the task is created and waits for its start; without, the create is refused. */
+  rateLimit?: { limit: number; periodMs: number; key?: LimitFunction; queue?: boolean };
   priority?: LimitFunction;
 }
 

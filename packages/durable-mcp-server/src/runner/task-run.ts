@@ -20,15 +20,8 @@ import { taskIndexOf } from "./task-index.js";
 import { catalogDatabase } from "./catalog-feed.js";
 import { FINAL_STATUSES, stepKeySaltOf, type Ending, type TaskRecord } from "./task-store.js";
 import type { WebhookSettings } from "./webhook-urls.js";
-import {
-  leaveLimiter,
-  LimitRefusal,
-  recheckDelayMs,
-  slotPlanOf,
-  takeSlot,
-  type HeldSlot,
-  type LimitSettings,
-} from "./run-slot.js";
+import { LimitRefusal, type LimitSettings } from "./run-slot.js";
+import { admitRun, leaveLimiters, QUEUED_PREFIX, type Admitted, type Waiting } from "./run-admission.js";
 
 // The TaskRunner's run loop: what its alarm does (purge, expire, or run the handler against the journal), how a run's
 // outcome settles the task, the one alarm it arms next, and the ending every path writes. The Durable Object
@@ -51,9 +44,6 @@ export interface RunConfig<Env> {
   /** The deployment's concurrency limits (run-slot.ts); undefined without a TaskLimiter. */
   limits: LimitSettings | undefined;
 }
-
-/** The status message of a task waiting for a concurrency slot starts with this. */
-const QUEUED_PREFIX = "queued:";
 
 /** The parts of its Durable Object a run reaches. */
 export interface RunSite<Env> extends EventSite {
@@ -170,16 +160,15 @@ export class TaskRun<Env> {
     this.wakeRequested = false;
     this.wakeByAt = null;
     const event = this.events(record);
-    // The one place a run takes its concurrency slot (and, in the finally below, gives it back): every run, from
-    // create, an alarm, a wake or a restart, comes through here.
-    let slot: HeldSlot | null = null;
-    let outcome: RunOutcome;
+    // The one place a run takes its concurrency slots and its start (and, in the finally below, gives them back):
+    // every run, from create, an alarm, a wake or a restart, comes through here.
+    let slot: Admitted | null = null;
+    let outcome: RunOutcome | undefined;
     try {
-      const plan = slotPlanOf(definition, record, config.limits);
-      if (plan) {
-        const taken = await takeSlot(site.env, config.limits!, plan, record.taskId);
-        if ("queued" in taken) return this.queued(record, taken.queued);
-        slot = taken.held;
+      const admission = await admitRun(this.admissionSite(), config.limits, definition, record);
+      if (admission && "waiting" in admission) return this.queued(record, admission.waiting);
+      if (admission) {
+        slot = admission.admitted;
         // Only a limited task can have waited: other runs touch neither the row nor the store's kept record.
         this.queuedRecheckAt = null;
         if (site.store.clearMessage(QUEUED_PREFIX, Date.now())) site.notify();
@@ -194,7 +183,7 @@ export class TaskRun<Env> {
         // A run starts only on a live task, and a cancel reaches the instance that runs it, so memory suffices.
         // Read from the row at every new step: a pause that lands mid-run stops it at the next step boundary.
         isPaused: () => site.store.read()?.pausedAt != null,
-        // A run whose slot may have lapsed (no renewal landed in its lease) starts no further step.
+        // A run whose slot or start may have lapsed (no renewal landed in its lease) starts no further step.
         isCancelled: () => this.cancelled || (held !== null && !held.valid()),
         setStatus: (message, progress) => {
           if (site.store.setMessage(message, progress ?? null, Date.now())) site.notify();
@@ -218,7 +207,8 @@ export class TaskRun<Env> {
       return;
     } finally {
       this.running = false;
-      await slot?.release();
+      const final = outcome !== undefined && outcome.kind !== "suspended" && outcome.kind !== "cancelled";
+      await slot?.release(final);
     }
     if (slot && !slot.valid() && !this.cancelled) {
       // Stopped for want of its slot, not cancelled: the task asks for a slot again at once.
@@ -227,15 +217,19 @@ export class TaskRun<Env> {
     }
     // Steps the journal still holds are written before the outcome is: a write that failed fails the run here.
     site.journal.flush();
-    this.settle(outcome, record);
+    this.settle(outcome!, record);
   }
 
-  /** The run waits for a slot: says so in the status message and asks again later (or when the limiter wakes it). */
-  private queued(record: TaskRecord, queued: { ahead: number; key: string }): void {
-    const now = Date.now();
-    this.queuedRecheckAt = now + recheckDelayMs(queued.ahead);
-    if (this.site.store.setMessage(`${QUEUED_PREFIX} ${queued.ahead} ahead`, null, now)) this.site.notify();
-    this.events(record)("run_queued", { limitKey: queued.key, ahead: queued.ahead });
+  /** The run waits for a slot or its start: says so and asks again later (or when a limiter wakes it). */
+  private queued(record: TaskRecord, waiting: Waiting): void {
+    this.queuedRecheckAt = waiting.recheckAt;
+    if (this.site.store.setMessage(waiting.message, null, Date.now())) this.site.notify();
+    this.events(record)("run_queued", waiting.fields);
+  }
+
+  private admissionSite() {
+    const { site } = this;
+    return { env: site.env, kv: site.storage.kv, firstStartedAt: () => site.journal.firstStartedAt() };
   }
 
   /** Takes the task out of its limiter's queue and slots (after a cancel); nothing to do without a limit. */
@@ -244,7 +238,7 @@ export class TaskRun<Env> {
     const record = site.store.read();
     if (!record || !config.limits) return;
     this.registry ??= config.registryFor(site.env);
-    await leaveLimiter(site.env, config.limits, this.registry[taskDefinitionOf](record.tool), record);
+    await leaveLimiters(site.env, config.limits, this.registry[taskDefinitionOf](record.tool), record);
   }
 
   private settle(outcome: RunOutcome, record: TaskRecord): void {

@@ -173,7 +173,7 @@ export class McpServer extends SdkMcpServer implements TaskRegistry {
       beforeStart: config.beforeStart as RegisteredTask["beforeStart"],
       tags: config.tags as RegisteredTask["tags"],
       replay: replayModeOf(name, config.replay),
-      limits: taskLimitsOf(name, config),
+      limits: taskLimitsOf(name, config, this),
     });
     // Listed through the SDK so tools/list shows the schema; calls never reach this callback (see constructor).
     // Listed under the constraint of S: the callback below never sees typed arguments, so none are inferred.

@@ -92,16 +92,19 @@ export interface TaskConfig<S extends StandardSchemaWithJSON> {
    * limit of its own (per `key` when given: one queue per key value), or the name of a shared limit declared in
    * `durableMcp(…, { limits: { named } })` (then `key` names whose turn it is inside it; default the principal).
    * Over the limit the task is created and waits durably ("queued: N ahead"); a slot is held only while a run executes.
+   * An array (up to 4) puts the task under each of them at once: a run takes a slot of every one.
    */
-  concurrency?: { limit: number | string; key?: (input: InferOutput<S>, caller: { principal: string }) => string };
+  concurrency?: TaskConcurrency<S> | readonly TaskConcurrency<S>[];
   /**
    * At most `limit` creates of this task per `period` (per `key` when given); over it the create is refused with a
-   * repairable error carrying `retryAfter` (seconds).
+   * repairable error carrying `retryAfter` (seconds). With `queue: true` the create is never refused: the limit counts
+   * starts instead (when each task's first step begins), and a task over it is created and waits for its turn.
    */
   rateLimit?: {
     limit: number;
     period: Duration;
     key?: (input: InferOutput<S>, caller: { principal: string }) => string;
+    queue?: boolean;
   };
   /** Higher runs first among the waiting tasks of one fairness key (default 0). */
   priority?: (input: InferOutput<S>, caller: { principal: string }) => number;
@@ -126,6 +129,23 @@ export interface TaskConfig<S extends StandardSchemaWithJSON> {
     | InputRequiredResult
     | { input: InferOutput<S> }
     | void;
+}
+
+/**
+ * One concurrency limit of a task (`registerTask`'s `concurrency`): `limit` a positive integer for a limit of its own
+ * (per `key` value when given), or the name of a shared limit declared in `durableMcp(…, { limits: { named } })`.
+ * @example
+ * ```ts
+ * import type { TaskConcurrency } from "durable-mcp-server";
+ * import * as z from "zod";
+ *
+ * const inputSchema = z.object({ tenant: z.string() });
+ * const perTenant: TaskConcurrency<typeof inputSchema> = { limit: 2, key: ({ tenant }) => tenant };
+ * ```
+ */
+export interface TaskConcurrency<S extends StandardSchemaWithJSON> {
+  limit: number | string;
+  key?: (input: InferOutput<S>, caller: { principal: string }) => string;
 }
 
 /**

@@ -124,6 +124,12 @@ export class StepJournal {
     this.held.flush();
   }
 
+  /** When the task's first step began (null: none has yet), held rows included. */
+  firstStartedAt(): number | null {
+    this.flush();
+    return this.sql.exec<{ at: number | null }>("SELECT MIN(started_at) AS at FROM steps").one().at;
+  }
+
   /**
    * Before attempt 2 starts: attempt 1, timed in the step's row, becomes step_attempts' first row (ended when the
    * row says so, with its error). A row from before the row kept it (attempt_started_at NULL) moves nothing.

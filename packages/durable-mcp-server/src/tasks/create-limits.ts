@@ -1,7 +1,7 @@
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import { toolErrorResult } from "../errors/envelope.js";
 import { limiterOf } from "../limiter/index.js";
-import { limitKeyOf, LimitRefusal, type TaskLimits } from "../runner/index.js";
+import { LimitRefusal, rateKeyOf, type TaskLimits } from "../runner/index.js";
 import type { NewTask } from "../runner/index.js";
 
 // Rate limits on creating tasks: a task's own `rateLimit` and the deployment's `perPrincipal.createsPerMinute`, each
@@ -55,17 +55,16 @@ export async function countCreate(
   task: Pick<NewTask, "tool" | "principal" | "input">,
 ): Promise<void> {
   const counted: { key: string; limit: number; periodMs: number }[] = [];
-  if (own) {
-    let suffix = "";
-    if (own.key) {
-      try {
-        suffix = `:${limitKeyOf(own.key, JSON.parse(task.input), { principal: task.principal }, task.tool)}`;
-      } catch (error) {
-        if (!(error instanceof LimitRefusal)) throw error;
-        throw new ProtocolError(ProtocolErrorCode.InternalError, error.message, { reason: error.reason });
-      }
+  // A queued rate limit counts starts, on the runner (runner/rate-start.ts), not creates.
+  if (own && !own.queue) {
+    let key: string;
+    try {
+      key = rateKeyOf(own, task);
+    } catch (error) {
+      if (!(error instanceof LimitRefusal)) throw error;
+      throw new ProtocolError(ProtocolErrorCode.InternalError, error.message, { reason: error.reason });
     }
-    counted.push({ key: `rate:task:${task.tool}${suffix}`, limit: own.limit, periodMs: own.periodMs });
+    counted.push({ key, limit: own.limit, periodMs: own.periodMs });
   }
   if (limits?.createsPerMinute) {
     counted.push({ key: `rate:principal:${task.principal}`, limit: limits.createsPerMinute, periodMs: 60_000 });
