@@ -161,6 +161,11 @@ export const MAX_CATALOG_MESSAGE_LENGTH = 1024;
 export const OPERATOR_PAGE_SIZE = 50;
 export const MAX_OPERATOR_PAGE_SIZE = 500;
 export const MAX_OPERATOR_TEXT_FILTER = 200;
+/**
+ * Values one operator filter may name (statuses, tools and principals count one each, a tag two): each is a bound
+ * parameter, and a D1 query binds at most 100 (the rest go to time ranges, text, cursor and page size).
+ */
+export const MAX_OPERATOR_FILTER_VALUES = 80;
 /** A bulk action takes at most this many tasks (ask again for more), acting on this many at a time. */
 export const MAX_BULK_TASKS = 10_000;
 export const BULK_CONCURRENCY = 16;
