@@ -21,6 +21,7 @@ export type {
   WebhooksOptions,
 } from "./routing/durable-mcp-options.js";
 export type { TaskLimiterClass } from "./limiter/index.js";
+export type { BulkDriverClass } from "./operator/bulk-driver.js";
 export type { SendEventInput, SendEventOptions, SendEventResult } from "./tasks/send-event.js";
 export type { ExportHistoryOptions } from "./tasks/export-history.js";
 export type { TaskHistory, TaskHistoryStep } from "./steps/history-format.js";

@@ -161,16 +161,27 @@ export const MAX_CATALOG_MESSAGE_LENGTH = 1024;
 export const OPERATOR_PAGE_SIZE = 50;
 export const MAX_OPERATOR_PAGE_SIZE = 500;
 export const MAX_OPERATOR_TEXT_FILTER = 200;
+/**
+ * Values one operator filter may name (statuses, tools and principals count one each, a tag two): each is a bound
+ * parameter, and a D1 query binds at most 100 (the rest go to time ranges, text, cursor and page size).
+ */
+export const MAX_OPERATOR_FILTER_VALUES = 80;
 /** A bulk action takes at most this many tasks (ask again for more), acting on this many at a time. */
 export const MAX_BULK_TASKS = 10_000;
 export const BULK_CONCURRENCY = 16;
-/** A bulk job not advanced for this long is resumed by the next request that reads it. */
+/** A bulk job not advanced for this long is resumed by the next request that reads it (or handed to its driver). */
 export const BULK_STALL_MS = 30_000;
 /**
- * Tasks one run of a bulk job takes (one request's `waitUntil`): about 1,000 runner calls and 130 D1 queries, inside
- * a paid plan's 10,000 subrequests and 1,000 D1 queries per invocation; the next read of the job runs the next slice.
+ * Tasks one run of a bulk job takes (one request's `waitUntil`, or one alarm of the BulkDriver): about 1,000 runner
+ * calls and 130 D1 queries, inside a paid plan's 10,000 subrequests and 1,000 D1 queries per invocation; the next
+ * slice runs in the driver's next alarm, or without a driver on the next read of the job.
  */
 export const BULK_RUN_TASKS = 1_000;
+/**
+ * The BulkDriver's safety alarm: armed this far ahead before each slice and pushed on after each batch, so a driver
+ * evicted mid-slice runs the job on this long after its last progress.
+ */
+export const BULK_DRIVER_RETRY_MS = 10_000;
 /** Restarts and retries made from one task: its links are kept in its row, so they are bounded. */
 export const MAX_TASK_RESTARTS = 100;
 /** Stuck-task thresholds when the request gives none. */

@@ -11,8 +11,9 @@ import { applyAction, type BulkAction } from "./task-actions.js";
 // batch (done, failed, where it got to), so a job whose Worker went away is resumed by the next request that reads
 // it, and doing a batch again changes nothing more: a second cancel, pause or resume is a no-op on its runner, and a
 // restart or retry is keyed by the job's id (the same new task again). One run takes at most BULK_RUN_TASKS tasks (a
-// Worker invocation's subrequest and D1 query limits), then leaves the job "waiting": the next read of it (the CLI
-// polls) runs the next slice at once.
+// Worker invocation's subrequest and D1 query limits), then leaves the job "waiting": where the BulkDriver is bound
+// (bulk-driver.ts) its next alarm runs the next slice, with no reader; otherwise the next read of it (the CLI polls)
+// runs the next slice at once.
 
 export interface BulkJob {
   jobId: string;
@@ -100,6 +101,8 @@ export async function createJob(
   action: { kind: BulkAction; fromStep: string | null },
   filter: CatalogFilter,
   total: number,
+  /** Handed to a driver: created "waiting", so that the driver's conditional claim takes it. */
+  driven = false,
 ): Promise<BulkJob> {
   await ensureCatalogSchema(db);
   const now = Date.now();
@@ -109,7 +112,7 @@ export async function createJob(
     fromStep: action.fromStep,
     actor,
     filter,
-    state: total === 0 ? "done" : "running",
+    state: total === 0 ? "done" : driven ? "waiting" : "running",
     total,
     done: 0,
     failed: 0,
@@ -152,6 +155,11 @@ export async function runJob(
   job: BulkJob,
   claimedAt?: number,
   maxTasks = BULK_RUN_TASKS,
+  /**
+   * Called after each batch's progress is saved, with the batch's tasks acted on: the driver keeps them until the run's
+   * audit entry is written (so a run that dies mid-slice is still audited) and pushes its safety alarm on.
+   */
+  onBatch?: (job: BulkJob, acted: string[]) => Promise<void> | void,
 ): Promise<BulkJob> {
   let current = job;
   if (claimedAt === undefined) {
@@ -187,34 +195,40 @@ export async function runJob(
       ),
     );
     taken += page.length;
-    let done = 0;
     let failed = 0;
+    const batch: string[] = [];
     outcomes.forEach((outcome, i) => {
-      if (outcome.status === "fulfilled" && outcome.value.ok) {
-        done++;
-        acted.push(page[i]!.taskId);
-      } else failed++;
+      if (outcome.status === "fulfilled" && outcome.value.ok) batch.push(page[i]!.taskId);
+      else failed++;
     });
+    acted.push(...batch);
+    const done = batch.length;
     current = await saveProgress(db, current, {
       done: current.done + done,
       failed: current.failed + failed,
       afterId: page.at(-1)!.taskId,
     });
     if (current.done + current.failed >= current.total) current = await saveProgress(db, current, { state: "done" });
+    await onBatch?.(current, batch);
   }
   // Each run's tasks are audited: the slices' entries together name every task the job cancelled.
-  await appendAudit(db, {
-    actor: current.actor,
-    action: `bulk_${current.kind}_${current.state === "done" ? "finished" : "progress"}`,
-    target: {
-      jobId: current.jobId,
-      where: current.filter,
-      ...(current.fromStep ? { fromStep: current.fromStep } : {}),
-    },
-    taskIds: acted,
-    outcome: { done: current.done, failed: current.failed, total: current.total },
-  });
+  await auditRun(db, current, acted);
   return current;
+}
+
+/**
+ * A run's audit entry: the tasks it acted on and the job's progress after it. `interrupted`: the tasks of a run that
+ * died before its own entry (the driver files them when it takes the job over).
+ */
+export async function auditRun(db: D1Database, job: BulkJob, taskIds: string[], interrupted = false): Promise<void> {
+  const phase = interrupted ? "interrupted" : job.state === "done" ? "finished" : "progress";
+  await appendAudit(db, {
+    actor: job.actor,
+    action: `bulk_${job.kind}_${phase}`,
+    target: { jobId: job.jobId, where: job.filter, ...(job.fromStep ? { fromStep: job.fromStep } : {}) },
+    taskIds,
+    outcome: { done: job.done, failed: job.failed, total: job.total },
+  });
 }
 
 async function pageAfter(

@@ -59,6 +59,12 @@ export interface OperatorOptions<Env> {
   token?: string;
   /** Where `fetch` serves the API. Default "/operator". Given alone, the API is served on loopback Hosts only. */
   path?: string;
+  /**
+   * The BulkDriver Durable Object binding (export `mcp.BulkDriver` under its `class_name`): bulk jobs then run to their
+   * end with nobody reading them. Default "BULK_DRIVER"; where it is not bound (or `false`), a job runs its next slice
+   * when it is read, as the CLI's progress polling does (docs/operations.md).
+   */
+  driver?: string | false;
 }
 
 export interface OperatorSettings<Env> {
@@ -67,6 +73,8 @@ export interface OperatorSettings<Env> {
   mode: "off" | "loopback" | "configured";
   authenticate?: AuthenticateOperator<Env>;
   tokenBinding?: string;
+  /** The BulkDriver binding, if one may be bound. */
+  driverBinding?: string;
 }
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -76,9 +84,10 @@ export function resolveOperator<Env>(option: OperatorOptions<Env> | false | unde
   if (!path.startsWith("/"))
     throw new Error(`durableMcp: operator.path must start with "/" (got ${JSON.stringify(path)})`);
   if (option === false) return { path, mode: "off" };
+  const driverBinding = option?.driver === false ? undefined : (option?.driver ?? "BULK_DRIVER");
   // Neither authenticate nor token: loopback Hosts only (wrangler dev), wherever it is mounted.
-  if (option === undefined || (!option.authenticate && !option.token)) return { path, mode: "loopback" };
-  return { path, mode: "configured", authenticate: option.authenticate, tokenBinding: option.token };
+  if (option === undefined || (!option.authenticate && !option.token)) return { path, mode: "loopback", driverBinding };
+  return { path, mode: "configured", authenticate: option.authenticate, tokenBinding: option.token, driverBinding };
 }
 
 function bearer(request: Request): string | null {

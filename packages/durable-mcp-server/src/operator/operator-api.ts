@@ -56,6 +56,8 @@ async function route_(
       return jsonResponse({
         operator: operator.name,
         catalog: deps.db ? "on" : "off",
+        // "driven": a BulkDriver runs bulk jobs to their end; "on-read": a job's next slice runs when it is read.
+        jobs: deps.driver ? "driven" : "on-read",
         // The per-task actions answered below (POST /tasks/:id/<action>): the console offers exactly these.
         actions: BULK_ACTIONS,
         limits: { maxPageSize: MAX_OPERATOR_PAGE_SIZE, maxBulkTasks: MAX_BULK_TASKS },

@@ -13,6 +13,8 @@ export interface OperatorDeps {
   db: D1Database | undefined;
   runners: () => RunnerClient;
   waitUntil?: (promise: Promise<unknown>) => void;
+  /** Hands a bulk job to the BulkDriver, where one is bound; without it jobs advance when read. */
+  driver?: (jobId: string) => Promise<void>;
   /** The deployment's fair-share limits (GET /limits). */
   limits?: OperatorLimits;
 }

@@ -1,5 +1,10 @@
 import type { CatalogCursor, CatalogFilter, CatalogSort, SortKey } from "../catalog/catalog-queries.js";
-import { MAX_OPERATOR_PAGE_SIZE, MAX_OPERATOR_TEXT_FILTER, OPERATOR_PAGE_SIZE } from "../limits.js";
+import {
+  MAX_OPERATOR_FILTER_VALUES,
+  MAX_OPERATOR_PAGE_SIZE,
+  MAX_OPERATOR_TEXT_FILTER,
+  OPERATOR_PAGE_SIZE,
+} from "../limits.js";
 import { fromBase64Url, toBase64Url } from "../util/encoding.js";
 import type { TaskStatus } from "../wire/task-shapes.js";
 import { OperatorError } from "./operator-errors.js";
@@ -94,6 +99,19 @@ export function readFilter(input: FilterInput | URLSearchParams, extra: readonly
       throw new OperatorError(400, "invalid_filter", `q must be 1–${MAX_OPERATOR_TEXT_FILTER} characters`, "q");
     }
     filter.text = text;
+  }
+  const values =
+    (filter.status?.length ?? 0) +
+    (filter.tool?.length ?? 0) +
+    (filter.principal?.length ?? 0) +
+    2 * (filter.tags?.length ?? 0);
+  if (values > MAX_OPERATOR_FILTER_VALUES) {
+    throw new OperatorError(
+      400,
+      "invalid_filter",
+      `a filter names at most ${MAX_OPERATOR_FILTER_VALUES} values (a tag counts 2); this one names ${values}`,
+      "where",
+    );
   }
   return filter;
 }

@@ -1,6 +1,6 @@
 import { countMatching, listRows, type CatalogFilter } from "../catalog/catalog-queries.js";
 import { deleteCatalogRow, sweepPurgedRows } from "../catalog/catalog-writer.js";
-import { MAX_BULK_TASKS, MAX_OPERATOR_PAGE_SIZE } from "../limits.js";
+import { BULK_STALL_MS, MAX_BULK_TASKS, MAX_OPERATOR_PAGE_SIZE } from "../limits.js";
 import { appendAudit } from "./audit-log.js";
 import { createJob, eligible, isStalled, readJob, runJob, type BulkJob } from "./bulk-cancel.js";
 import type { Operator } from "./operator-access.js";
@@ -101,15 +101,24 @@ export async function startJob(
       "where",
     );
   }
-  const job = await createJob(db, operator.name, { kind: action, fromStep }, filter, matching);
+  const job = await createJob(
+    db,
+    operator.name,
+    { kind: action, fromStep },
+    filter,
+    matching,
+    deps.driver !== undefined,
+  );
   await appendAudit(db, {
     actor: operator.name,
     action: `bulk_${action}_started`,
     target: { jobId: job.jobId, where: filter, ...(fromStep === null ? {} : { fromStep }) },
     outcome: { total: matching },
   });
-  if (job.state === "running") {
-    const run = runJob(db, deps.runners(), job, job.updatedAt);
+  if (job.state === "waiting" && (await handOver(job.jobId, deps))) return jsonResponse({ job: jobView(job) }, 202);
+  if (job.state !== "done") {
+    // No driver (or it could not be reached): this request runs the first slice, reads of the job the next ones.
+    const run = runJob(db, deps.runners(), job, job.state === "running" ? job.updatedAt : undefined);
     if (deps.waitUntil) deps.waitUntil(run);
     else {
       const ran = await run;
@@ -126,12 +135,33 @@ function readAction(value: unknown): BulkAction {
   return value as BulkAction;
 }
 
-/** GET /jobs/:id (and /cancellations/:id): its progress; a stalled job is resumed by the read. */
+/** Gives a job to the BulkDriver; false where none is bound or it could not be reached. */
+async function handOver(jobId: string, deps: OperatorDeps): Promise<boolean> {
+  if (!deps.driver) return false;
+  try {
+    await deps.driver(jobId);
+    return true;
+  } catch (error) {
+    console.error("durableMcp: the BulkDriver did not take a job; it advances on read", {
+      jobId,
+      error: error instanceof Error ? error.stack : String(error),
+    });
+    return false;
+  }
+}
+
+/**
+ * GET /jobs/:id (and /cancellations/:id): its progress. Without a driver a stalled job is resumed by the read; with
+ * one, a job not advanced for BULK_STALL_MS is handed to it again (its driver's alarm is the one that runs it).
+ */
 export async function readJobRoute(jobId: string, deps: OperatorDeps): Promise<Response> {
   const db = catalog(deps);
   const found = await readJob(db, jobId);
   if (!found) throw new OperatorError(404, "not_found", `no job ${jobId}`);
-  if (isStalled(found, Date.now())) deps.waitUntil?.(runJob(db, deps.runners(), found));
+  const now = Date.now();
+  if (deps.driver) {
+    if (found.state !== "done" && now - found.updatedAt >= BULK_STALL_MS) deps.waitUntil?.(handOver(jobId, deps));
+  } else if (isStalled(found, now)) deps.waitUntil?.(runJob(db, deps.runners(), found));
   return jsonResponse({ job: jobView(found) });
 }
 

@@ -3,6 +3,7 @@ import type { FileRunnerClass } from "../file-runner/index.js";
 import type { OperatorOptions } from "../operator/operator-access.js";
 import type { TaskIndexClass, TaskRunnerClass } from "../runner/index.js";
 import type { TaskLimiterClass } from "../limiter/index.js";
+import type { BulkDriverClass } from "../operator/bulk-driver.js";
 import type { Duration } from "../steps/duration.js";
 import type { SendEventInput, SendEventOptions, SendEventResult } from "../tasks/send-event.js";
 import type { ExportHistoryOptions } from "../tasks/export-history.js";
@@ -237,6 +238,8 @@ export interface DurableMcp<Env> {
   TaskIndex: TaskIndexClass<Env>;
   /** The TaskLimiter Durable Object class (concurrency and rate limits); export it when tasks declare limits. */
   TaskLimiter: TaskLimiterClass<Env>;
+  /** The BulkDriver Durable Object class (bulk operator jobs run to their end unread); export it under its binding. */
+  BulkDriver: BulkDriverClass<Env>;
   /**
    * Serves MCP at `path` and, with `files`, the file endpoints under `files.path`; 404 elsewhere. Given the Worker's
    * `ctx`, task creates use pre-created TaskRunners, refilled after each reply (`ctx.waitUntil`).

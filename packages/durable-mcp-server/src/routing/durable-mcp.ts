@@ -24,6 +24,7 @@ import { routeWebhookRequest } from "./webhook-routes.js";
 import { answerMcpRequest, type Authenticate, type McpEndpoint, type RequestBinding } from "./mcp-endpoint.js";
 import { bearsOperatorToken, resolveOperator, type OperatorSettings } from "../operator/operator-access.js";
 import { serveOperator } from "../operator/operator-api.js";
+import { bulkDriverOf, defineBulkDriver } from "../operator/bulk-driver.js";
 import type { DurableMcp, DurableMcpOptions, FilesOptions, WaitUntil, WebhooksOptions } from "./durable-mcp-options.js";
 import { defineTaskLimiter } from "../limiter/index.js";
 import { createLimitsOf, resolveLimits, type ResolvedLimits } from "./limits-settings.js";
@@ -93,6 +94,10 @@ export function durableMcp<Env>(
     new RunnerPool(),
     settings.limits,
   );
+  // Runs bulk jobs without a reader, where bound (operator.driver); the same catalog and runners as the API's.
+  const BulkDriver = defineBulkDriver<Env>({
+    deps: (env) => ({ db: catalogDatabase(env, catalogBinding), runners: runnersFor(env) }),
+  });
   const serveFiles = (request: Request, env: Env) =>
     serveFileRequest(files, endpoint.hosts, options.authenticate, request, env);
   const serveWebhooks = (request: Request, env: Env) =>
@@ -103,6 +108,7 @@ export function durableMcp<Env>(
       db: catalogDatabase(env, catalogBinding),
       runners: () => runnersFor(env),
       waitUntil: ctx ? (promise) => ctx.waitUntil(promise) : undefined,
+      driver: bulkDriverOf(env, operator.driverBinding),
       limits: {
         namespace: createLimitsOf(settings.limits, env).namespace,
         named: Object.keys(settings.limits.runner.named),
@@ -141,6 +147,7 @@ export function durableMcp<Env>(
     FileRunner,
     TaskIndex,
     TaskLimiter,
+    BulkDriver,
     fetch,
     serve,
     serveFiles,
