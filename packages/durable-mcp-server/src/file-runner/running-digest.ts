@@ -22,7 +22,9 @@ export class RunningDigest {
    * send the buffer on once this resolves.
    */
   async update(bytes: Uint8Array): Promise<void> {
-    if (this.#done) throw new Error("this digest was finished or discarded");
+    // A writer whose lease lapsed may still be streaming into a digest the object dropped: nothing reads it now,
+    // and that writer learns it lost its lease at its next commit (409), not from here.
+    if (this.#done) return;
     this.#length += bytes.byteLength;
     await this.#writer.write(bytes);
   }
