@@ -1,10 +1,10 @@
 // The floor of the files rows of `pnpm bench` (bench/files.ts): what R2 itself does with the same bytes in the same
-// runtime, with nothing of the library in between, and the CPU the upload's resumable SHA-256 costs per byte.
+// runtime, with nothing of the library in between, and the CPU the native SHA-256 digest costs per byte.
 //   PUT    /floor/r2-put?size=N    the request body (Content-Length N) into one FILES.put() → { key, size, putMs }
 //   GET    /floor/r2-get?key=K     that object (or files/<handle>: an upload's own) streamed back
 //   DELETE /floor/r2-put?key=K     removes it
-//   GET    /floor/sha256?mib=N     N MiB hashed by the library's resumable SHA-256 and by the native digest (ms)
-import { Sha256 } from "../../../packages/durable-mcp-server/src/file-runner/sha256-state.js";
+//   GET    /floor/sha256?mib=N     N MiB hashed by the native digest (ms); `resumableMs` is 0 since the software
+//                                  SHA-256 left the library (issue 32)
 
 const MIB = 1024 * 1024;
 const MAX_BYTES = 4 * 1024 * MIB;
@@ -45,12 +45,8 @@ export async function filesFloor(request: Request, url: URL, bucket: R2Bucket): 
       const chunk = new Uint8Array(MIB);
       for (let at = 0; at < MIB; at += 65_536) crypto.getRandomValues(chunk.subarray(at, at + 65_536));
       // The local workerd's clock moves during CPU work (the bench's clock check says so); deployed, it would not.
-      let started = performance.now();
-      const resumable = new Sha256();
-      for (let i = 0; i < mib; i++) resumable.update(chunk);
-      resumable.digest();
-      const resumableMs = performance.now() - started;
-      started = performance.now();
+      const resumableMs = 0;
+      const started = performance.now();
       const native = new crypto.DigestStream("SHA-256");
       const writer = native.getWriter();
       for (let i = 0; i < mib; i++) await writer.write(chunk);

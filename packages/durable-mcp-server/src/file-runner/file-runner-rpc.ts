@@ -22,7 +22,8 @@ export interface StoredFile extends Omit<NewFile, "sha256"> {
 }
 
 /**
- * The RPC surface of a FileRunner. A PATCH streams its bytes to R2 from the Worker and coordinates through it.
+ * The RPC surface of a FileRunner. A PATCH's body is streamed to it (`write`), and it writes the bytes to R2 while
+ * it digests them.
  * @example
  * ```ts
  * import type { FileRunnerRpc } from "durable-mcp-server";
@@ -101,10 +102,8 @@ export interface WriteLease {
   file: FileRecord;
   /** Parts recorded so far; the next one is number `partCount + 1`. */
   partCount: number;
-  /** The bytes after the last part (already counted in `file.offset` and hashed): the start of the next part. */
+  /** The bytes after the last part (already counted in `file.offset`): the start of the next part. */
   pending: Uint8Array[];
-  /** The whole-file SHA-256 at `file.offset` (sha256-state.ts); null past 0 for an upload older than the column. */
-  hashState: Uint8Array | null;
 }
 
 export type BeginWrite = { kind: "lease"; lease: WriteLease } | { kind: "refused"; outcome: WriteOutcome };
@@ -115,7 +114,6 @@ export interface WriteCommit {
   offset: number;
   parts: R2UploadedPart[];
   pending: Uint8Array[];
-  hashState: Uint8Array | null;
 }
 
 /** How a writer's body ended; "lost" when the lease was gone at a commit. */

@@ -4,7 +4,7 @@ import { expiryOf } from "../util/expiry.js";
 import { FILE_SCHEMA, FileStore, type FileRecord } from "./file-store.js";
 import type { FileAccess } from "./file-access.js";
 import { UPLOAD_LEASE_MS } from "../limits.js";
-import { Sha256 } from "./sha256-state.js";
+import { DigestSlot, type RunningDigest } from "./running-digest.js";
 import { completeUpload, partSizeFor, receiveChunk } from "./upload.js";
 import {
   objectKey,
@@ -17,6 +17,7 @@ import {
   type StoredFile,
   type WriteCommit,
   type WriteEnding,
+  type WriteLease,
   type WriteOutcome,
 } from "./file-runner-rpc.js";
 
@@ -35,7 +36,8 @@ interface Lease {
   from: number;
   partCount: number;
   pending: Uint8Array[];
-  hashState: Uint8Array | null;
+  /** The running digest this writer feeds (handed over by `write`); back to the object when the lease ends. */
+  digest: RunningDigest | null;
   released: Promise<void>;
   release: () => void;
 }
@@ -71,6 +73,11 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
     private queue: Promise<unknown> = Promise.resolve();
     /** The writer streaming into this upload now, if any: one at a time (see beginWrite). */
     private lease: Lease | null = null;
+    /**
+     * The upload's whole-file digest, fed every committed byte so far, between writers (a writer holds it in its
+     * lease). Memory only: gone with an eviction or a crash, and completion then digests the stored object.
+     */
+    private digest = new DigestSlot();
 
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env);
@@ -117,7 +124,15 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       checksum: ChunkChecksum | null,
       length: number | null = null,
     ): Promise<WriteOutcome | null> {
-      return receiveChunk(this, this.bucket(), objectKey(access.handle), access, offset, body, checksum, length);
+      // The writer's lease gets the running digest if it stands at the lease's offset (design/files.md).
+      const digestFor = (granted: WriteLease) => {
+        const lease = this.lease;
+        if (lease?.id !== granted.id) return null;
+        lease.digest = this.digest.take(granted.file.offset);
+        return lease.digest;
+      };
+      const key = objectKey(access.handle);
+      return receiveChunk(this, this.bucket(), key, access, offset, body, checksum, length, digestFor);
     }
 
     /**
@@ -154,7 +169,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
         from: file.offset,
         partCount: this.store.partCount(),
         pending: this.store.pendingBytes(),
-        hashState: this.store.hashState(),
+        digest: null,
         released,
         release,
       };
@@ -172,8 +187,8 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
           throw error;
         }
       }
-      const { id, partCount, pending, hashState } = lease;
-      return { kind: "lease", lease: { id, file: current, partCount, pending, hashState } };
+      const { id, partCount, pending } = lease;
+      return { kind: "lease", lease: { id, file: current, partCount, pending } };
     }
 
     async commitWrite(leaseId: string, commit: WriteCommit): Promise<boolean> {
@@ -181,12 +196,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       if (lease?.id !== leaseId) return false;
       const file = this.ready ? this.store.read() : null;
       if (!file || file.state !== "uploading" || commit.from !== file.offset || commit.offset > file.size) return false;
-      if (commit.hashState !== null && Sha256.lengthOf(commit.hashState) !== commit.offset) {
-        throw new Error(`upload ${file.handle}: a commit's hash state does not stand at its offset`);
-      }
-      this.ctx.storage.transactionSync(() =>
-        this.store.commit(commit.parts, commit.pending, commit.offset, commit.hashState),
-      );
+      this.ctx.storage.transactionSync(() => this.store.commit(commit.parts, commit.pending, commit.offset));
       lease.touchedAt = Date.now();
       return true;
     }
@@ -210,19 +220,25 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
             // What this body committed is taken back: R2 keeps the bytes of its parts until the same part numbers
             // are uploaded again, and complete() only uses the parts recorded here.
             if (file.offset !== lease.from) {
-              this.ctx.storage.transactionSync(() =>
-                this.store.rollBack(lease.partCount, lease.pending, lease.from, lease.hashState),
-              );
+              this.ctx.storage.transactionSync(() => this.store.rollBack(lease.partCount, lease.pending, lease.from));
             }
             return { kind: "too_long", file: this.store.read()! };
           }
           if (ending === "checksum_mismatch") return { kind: "checksum_mismatch", file };
           if (!received(file)) return { kind: ending === "done" ? "written" : "interrupted", file };
           // All bytes are in, whichever way this body ended: complete now.
-          return this.complete();
+          const digest = lease.digest;
+          lease.digest = null;
+          return this.complete(digest);
         });
       } finally {
-        if (lease) this.endLease(lease);
+        if (lease) {
+          // Before the next writer goes on: it finds the digest where this one left it (if it still fits).
+          const file = this.ready ? this.store.read() : null;
+          this.digest.putBack(lease.digest, file?.state === "uploading" ? file.offset : null);
+          lease.digest = null;
+          this.endLease(lease);
+        }
       }
     }
 
@@ -261,12 +277,16 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       });
     }
 
-    private async complete(): Promise<WriteOutcome> {
-      const saved = this.store.hashState();
-      // Bytes the saved hash state does not cover, read back from R2 at completion (0 but for schema v1 uploads).
-      const rehashed = this.store.read()!.size - (saved ? Sha256.lengthOf(saved) : 0);
+    /**
+     * Completes a fully received upload with `digest` when it was fed every byte (the last writer's, or the one kept
+     * here when completion runs later); otherwise the stored bytes are digested, which the event reports.
+     */
+    private async complete(digest: RunningDigest | null = null): Promise<WriteOutcome> {
+      const size = this.store.read()!.size;
+      const running = this.digest.forCompletion(digest, size);
+      const rehashed = running ? 0 : size;
       const started = Date.now();
-      const outcome = await completeUpload(this.target());
+      const outcome = await completeUpload(this.target(), running);
       const fields = {
         handle: outcome.file.handle,
         size: outcome.file.size,
@@ -281,6 +301,10 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
 
     private endLease(lease: Lease): void {
       if (this.lease === lease) this.lease = null;
+      // A lease that lapsed or was ended by a termination: its writer may still feed its digest, which no longer
+      // stands for the upload. (A lease that ended normally gave it back first.)
+      lease.digest?.discard();
+      lease.digest = null;
       lease.release();
     }
 
@@ -291,6 +315,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       this.ready = false;
+      this.digest.clear();
     }
 
     /**

@@ -46,9 +46,8 @@ export const FILE_MIGRATIONS: readonly string[] = [
    );
    CREATE TABLE parts (part_number INTEGER PRIMARY KEY, etag TEXT NOT NULL);
    CREATE TABLE pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, bytes BLOB NOT NULL);`,
-  // The whole-file SHA-256 state at `offset` (file-runner/sha256-state.ts), saved in the same transaction as the offset so
-  // a resumed upload never hashes a byte twice. NULL at offset 0 means a fresh hash; NULL past 0 is an upload begun
-  // before this column existed, whose completion hashes the stored object instead.
+  // Held a software SHA-256 state at `offset` until the whole-file digest became native and in memory
+  // (running-digest.ts); no longer read, and cleared by every commit. Kept: a migration is never taken back.
   `ALTER TABLE file ADD COLUMN hash_state BLOB;`,
 ];
 
@@ -128,16 +127,6 @@ export class FileStore {
     this.sql.exec("UPDATE file SET upload_id = ?", uploadId);
   }
 
-  /** The saved whole-file SHA-256 state at the current offset (see FILE_MIGRATIONS[1]). */
-  hashState(): Uint8Array | null {
-    const row = this.sql.exec<{ hash_state: ArrayBuffer | null }>("SELECT hash_state FROM file").toArray()[0];
-    return row?.hash_state ? new Uint8Array(row.hash_state) : null;
-  }
-
-  setHashState(state: Uint8Array | null): void {
-    this.sql.exec("UPDATE file SET hash_state = ?", state);
-  }
-
   /** The upload is complete and verified. */
   markReady(sha256: string): void {
     this.sql.exec(
@@ -177,15 +166,15 @@ export class FileStore {
 
   /**
    * One writer's progress (run it in a transaction): `parts` recorded (when there are any, the pending rows were
-   * their first bytes and go), `pending` rows appended, the offset moved to `offset`, and the hash state there.
+   * their first bytes and go), `pending` rows appended, and the offset moved to `offset`.
    */
-  commit(parts: R2UploadedPart[], pending: Uint8Array[], offset: number, hashState: Uint8Array | null): void {
+  commit(parts: R2UploadedPart[], pending: Uint8Array[], offset: number): void {
     for (const part of parts) {
       this.sql.exec("INSERT OR REPLACE INTO parts (part_number, etag) VALUES (?, ?)", part.partNumber, part.etag);
     }
     if (parts.length > 0) this.sql.exec("DELETE FROM pending");
     for (const row of pending) this.sql.exec("INSERT INTO pending (bytes) VALUES (?)", row);
-    this.sql.exec("UPDATE file SET offset = ?, hash_state = ?", offset, hashState);
+    this.sql.exec("UPDATE file SET offset = ?, hash_state = NULL", offset);
   }
 
   /** Buffers received bytes that do not fill a part yet, and moves the offset past them. */
@@ -198,11 +187,11 @@ export class FileStore {
    * Back to how a refused chunk found the upload: the parts after the first `partCount` forgotten, the pending rows
    * as they were, the offset where it was.
    */
-  rollBack(partCount: number, pending: Uint8Array[], offset: number, hashState: Uint8Array | null): void {
+  rollBack(partCount: number, pending: Uint8Array[], offset: number): void {
     this.sql.exec("DELETE FROM parts WHERE part_number > ?", partCount);
     this.sql.exec("DELETE FROM pending");
     for (const row of pending) this.sql.exec("INSERT INTO pending (bytes) VALUES (?)", row);
-    this.sql.exec("UPDATE file SET offset = ?, hash_state = ?", offset, hashState);
+    this.sql.exec("UPDATE file SET offset = ?, hash_state = NULL", offset);
   }
 
   pendingBytes(): Uint8Array[] {

@@ -1,7 +1,7 @@
 // The door of the FileRunner Durable Object's folder: everything the Worker side (files/, routing/) may use of it.
-// The RPC contract (FileRunnerRpc, with FileAccess, the records it answers with and the write coordinator) is the wall;
-// `receiveChunk` is the one piece of code both sides run: the object for `file_upload_write`, the Worker for a tus PATCH,
-// so the bytes go straight from where they arrive to R2.
+// The RPC contract (FileRunnerRpc, with FileAccess, the records it answers with and the write coordinator) is the wall:
+// a tus PATCH and `file_upload_write` both stream their bytes into the object's `write`, which keeps the upload's
+// native whole-file digest in memory between them (running-digest.ts).
 export type { FileAccess, UrlScope } from "./file-access.js";
 export { defineFileRunner } from "./file-runner.js";
 export {
@@ -14,4 +14,4 @@ export {
   type WriteOutcome,
 } from "./file-runner-rpc.js";
 export type { FileRecord } from "./file-store.js";
-export { partSizeFor, receiveChunk } from "./upload.js";
+export { partSizeFor } from "./upload.js";

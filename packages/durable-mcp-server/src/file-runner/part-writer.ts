@@ -1,4 +1,4 @@
-import type { Sha256 } from "./sha256-state.js";
+import type { RunningDigest } from "./running-digest.js";
 import type { WriteCoordinator, WriteEnding, WriteLease } from "./file-runner-rpc.js";
 
 /** Received bytes are kept in SQLite rows of at most this size (a value may be at most 2 MB). */
@@ -37,7 +37,7 @@ export class PartWriter {
   private partStart: number;
   /**
    * The part being filled. It starts with the bytes committed before this body (pending rows: already counted in the
-   * offset and hashed).
+   * offset and digested).
    */
   private part: Uint8Array;
   private filled = 0;
@@ -57,7 +57,7 @@ export class PartWriter {
     bucket: R2Bucket,
     key: string,
     private readonly lease: WriteLease,
-    private readonly hash: Sha256 | null,
+    private readonly digest: RunningDigest | null,
     private readonly checked: boolean,
   ) {
     const { file } = lease;
@@ -79,12 +79,13 @@ export class PartWriter {
     this.upload = file.uploadId ? bucket.resumeMultipartUpload(key, file.uploadId) : null;
   }
 
-  /** Hashes and copies `chunk` into the parts, sending each part that fills on its way. */
+  /** Copies `chunk` into the parts and the running digest, sending each part that fills on its way. */
   async write(chunk: Uint8Array): Promise<void> {
     for (let at = 0; at < chunk.byteLength;) {
       const piece = chunk.subarray(at, at + Math.min(this.part.byteLength - this.filled, chunk.byteLength - at));
-      this.hash?.update(piece);
       this.part.set(piece, this.filled);
+      // The digest is fed from the part (a buffer never reused), not from the read buffer the next read refills.
+      await this.digest?.update(this.part.subarray(this.filled, this.filled + piece.byteLength));
       this.filled += piece.byteLength;
       this.position += piece.byteLength;
       at += piece.byteLength;
@@ -110,7 +111,7 @@ export class PartWriter {
   async sendLast(): Promise<WriteEnding> {
     await this.sendPart();
     await this.inflight;
-    if (this.checked && !this.lost) await this.commit(this.newParts, [], this.position, this.hash?.save() ?? null);
+    if (this.checked && !this.lost) await this.commit(this.newParts, [], this.position);
     return this.lost ? "lost" : "done";
   }
 
@@ -124,24 +125,18 @@ export class PartWriter {
     const rows: Uint8Array[] = [];
     for (let at = 0; at < fresh.byteLength; at += PENDING_ROW_BYTES)
       rows.push(fresh.subarray(at, at + PENDING_ROW_BYTES));
-    await this.commit(this.newParts, rows, this.position, this.hash?.save() ?? null);
+    await this.commit(this.newParts, rows, this.position);
     return this.lost ? "lost" : ending;
   }
 
-  private async commit(parts: R2UploadedPart[], pending: Uint8Array[], to: number, state: Uint8Array | null) {
-    const ok = await this.coordinator.commitWrite(this.lease.id, {
-      from: this.kept,
-      offset: to,
-      parts,
-      pending,
-      hashState: state,
-    });
+  private async commit(parts: R2UploadedPart[], pending: Uint8Array[], to: number) {
+    const ok = await this.coordinator.commitWrite(this.lease.id, { from: this.kept, offset: to, parts, pending });
     if (!ok) this.lost = true;
     this.kept = to;
     this.touched = Date.now();
   }
 
-  /** Sends the full part (hashed as it filled) on its way once a slot is free, and starts the next. */
+  /** Sends the full part on its way once a slot is free, and starts the next. */
   private async sendPart(): Promise<void> {
     const upload = this.upload;
     if (!upload)
@@ -149,7 +144,6 @@ export class PartWriter {
     const bytes = this.part;
     const number = this.partNumber++;
     const to = this.partStart + bytes.byteLength;
-    const state = this.hash?.save() ?? null;
     while (this.uploading.length >= PARTS_IN_FLIGHT) await this.uploading.shift();
     this.partStart = to;
     this.part = new Uint8Array(Math.max(0, Math.min(this.partSize, this.size - this.partStart)));
@@ -163,7 +157,7 @@ export class PartWriter {
       await before;
       if (this.lost) return;
       if (this.checked) this.newParts.push(done);
-      else await this.commit([done], [], to, state);
+      else await this.commit([done], [], to);
     })();
     // Awaited when a slot is needed or at the end; until then a failure must not count as unhandled.
     this.inflight.catch(() => {});

@@ -4,7 +4,7 @@ import type { FileAccess } from "./file-access.js";
 import type { FileStore } from "./file-store.js";
 import type { ChunkChecksum, WriteCoordinator, WriteEnding, WriteLease, WriteOutcome } from "./file-runner-rpc.js";
 import { PartWriter } from "./part-writer.js";
-import { Sha256 } from "./sha256-state.js";
+import { digestStored, type RunningDigest } from "./running-digest.js";
 
 const MIB = 1024 * 1024;
 
@@ -22,14 +22,16 @@ export interface UploadTarget {
 }
 
 /**
- * Receives one PATCH (or `file_upload_write`) body at `offset`, where it runs (the Worker for a PATCH: the bytes go
- * from here straight to R2, the FileRunner only orders and records). Every full part is hashed and uploaded, then
- * committed with the offset after it and the hash state there. Without a per-chunk checksum, whatever is left when
- * the body ends — normally or broken off — is committed as pending rows, so a dropped connection loses nothing that
- * arrived (only a crash loses what is not committed yet: the part filling and the parts still uploading, at most
- * PARTS_IN_FLIGHT + 1; the client sends them again from HEAD's offset). With a checksum, nothing is committed until
- * the whole chunk arrived and matched it. A body that runs past the declared length is refused whole, whenever the
- * excess shows up: the FileRunner takes back what this body committed.
+ * Receives one PATCH (or `file_upload_write`) body at `offset`, where it runs: inside the FileRunner (both tus PATCHes
+ * and `file_upload_write` arrive there, the bytes go from the object straight to R2). Every full part is uploaded,
+ * then committed with the offset after it. Without a per-chunk checksum, whatever is left when the body ends —
+ * normally or broken off — is committed as pending rows, so a dropped connection loses nothing that arrived (only a
+ * crash loses what is not committed yet: the part filling and the parts still uploading, at most PARTS_IN_FLIGHT + 1;
+ * the client sends them again from HEAD's offset). With a checksum, nothing is committed until the whole chunk
+ * arrived and matched it. A body that runs past the declared length is refused whole, whenever the excess shows up:
+ * the FileRunner takes back what this body committed. `digestFor`, given by the FileRunner that runs this, hands the
+ * lease the upload's running whole-file digest (null when it did not survive: completion then hashes the stored
+ * object); a writer elsewhere passes none.
  */
 export async function receiveChunk(
   coordinator: WriteCoordinator,
@@ -40,6 +42,7 @@ export async function receiveChunk(
   body: ReadableStream<Uint8Array>,
   checksum: ChunkChecksum | null,
   length: number | null,
+  digestFor?: (lease: WriteLease) => RunningDigest | null,
 ): Promise<WriteOutcome | null> {
   const begun = await coordinator.beginWrite(access, offset, length);
   if (!begun || begun.kind === "refused") {
@@ -49,7 +52,7 @@ export async function receiveChunk(
   const { lease } = begun;
   let ending: WriteEnding;
   try {
-    ending = await stream(coordinator, bucket, key, lease, body, checksum);
+    ending = await stream(coordinator, bucket, key, lease, body, checksum, digestFor?.(lease) ?? null);
   } catch (error) {
     // R2 or the FileRunner failed mid-body: the lease is released (what was committed stays), and that first
     // error is the one that propagates, not a second one from the release.
@@ -66,12 +69,11 @@ async function stream(
   lease: WriteLease,
   body: ReadableStream<Uint8Array>,
   checksum: ChunkChecksum | null,
+  digest: RunningDigest | null,
 ): Promise<WriteEnding> {
-  const { file } = lease;
-  const hash = lease.hashState ? Sha256.restore(lease.hashState) : file.offset === 0 ? new Sha256() : null;
   const chunkDigest = checksum ? new crypto.DigestStream(checksum.algorithm) : null;
   const chunkWriter = chunkDigest?.getWriter();
-  const parts = new PartWriter(coordinator, bucket, key, lease, hash, checksum !== null);
+  const parts = new PartWriter(coordinator, bucket, key, lease, digest, checksum !== null);
   const ending = await readBody(bodyReader(body), parts, chunkWriter);
   await parts.inflight;
   if (parts.lost) return "lost";
@@ -178,9 +180,11 @@ function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
 
 /**
  * Turns a fully received upload into the stored object: the buffered tail becomes the last part (or, for a file
- * smaller than one part, the whole object), then the sha256 is checked against the declared one.
+ * smaller than one part, the whole object), then the sha256 is checked against the declared one. `digest` is the
+ * running digest when it was fed every byte of the file; otherwise the digest is computed natively here, from the
+ * bytes in hand for a single-part file, else in one pass over the stored object.
  */
-export async function completeUpload(target: UploadTarget): Promise<WriteOutcome> {
+export async function completeUpload(target: UploadTarget, digest: RunningDigest | null): Promise<WriteOutcome> {
   const { store, storage, bucket, key } = target;
   const file = store.read()!;
   const tail = concat(store.pendingBytes());
@@ -202,13 +206,15 @@ export async function completeUpload(target: UploadTarget): Promise<WriteOutcome
       if (head?.size !== file.size) throw error;
     }
   }
-  // The saved state normally covers every byte, and the digest needs no byte read back. Bytes it does not cover (an
-  // upload begun before the state was saved, schema v1) are read from the stored object, and only those.
-  const saved = store.hashState();
-  const hash = saved ? Sha256.restore(saved) : new Sha256();
-  if (hash.length > file.size) throw new Error(`upload ${file.handle}: its hash state is past its end`);
-  if (hash.length < file.size) await hashStored(bucket, key, hash, file.size);
-  const actual = toHex(hash.digest());
+  let sha256: Uint8Array;
+  if (digest && digest.length === file.size) sha256 = await digest.finish();
+  else {
+    digest?.discard();
+    sha256 = file.uploadId
+      ? await digestStored(bucket, key, file.size)
+      : new Uint8Array(await crypto.subtle.digest("SHA-256", tail));
+  }
+  const actual = toHex(sha256);
   if (file.declaredSha256 !== null && actual !== file.declaredSha256) {
     await bucket.delete(key);
     storage.transactionSync(() => store.reset());
@@ -216,15 +222,6 @@ export async function completeUpload(target: UploadTarget): Promise<WriteOutcome
   }
   storage.transactionSync(() => store.markReady(actual));
   return { kind: "written", file: store.read()! };
-}
-
-/** Feeds `hash` the stored object's bytes from where the hash stands to `size`. */
-async function hashStored(bucket: R2Bucket, key: string, hash: Sha256, size: number): Promise<void> {
-  const offset = hash.length;
-  const object = await bucket.get(key, { range: { offset, length: size - offset } });
-  if (!object || object.size !== size) throw new Error(`stored object ${key} is missing or has the wrong size`);
-  const reader = object.body.getReader();
-  for (let next = await reader.read(); !next.done; next = await reader.read()) hash.update(next.value);
 }
 
 function concat(chunks: Uint8Array[]): Uint8Array {

@@ -1,7 +1,7 @@
 import { isFileHandleShape } from "../ids.js";
 import { fromBase64 } from "../util/encoding.js";
 import { corsHeaders, plain } from "../util/http.js";
-import { type FileAccess, objectKey, type FileRecord, receiveChunk, type ChunkChecksum } from "../file-runner/index.js";
+import type { FileAccess, FileRecord, ChunkChecksum } from "../file-runner/index.js";
 import { FileTooLargeError, type FileService } from "./file-service.js";
 
 /**
@@ -86,18 +86,9 @@ export async function tusPatch(request: Request, service: FileService, access: F
   if (!isFileHandleShape(access.handle)) return notFound();
   const length = parseNonNegative(request.headers.get("Content-Length"));
   const body = request.body ?? new Response(new Uint8Array(0)).body!;
-  // The bytes go from here to R2; the FileRunner only orders the writers and records parts, offset and hash state.
-  const key = objectKey(access.handle);
-  const outcome = await receiveChunk(
-    service.runner(access.handle),
-    service.bucket,
-    key,
-    access,
-    offset,
-    body,
-    checksum,
-    length,
-  );
+  // The body streams on to the upload's FileRunner, which writes it to R2 and feeds the whole-file digest it keeps
+  // in memory between PATCHes (a native DigestStream: its state cannot be saved, so it cannot live here).
+  const outcome = await service.runner(access.handle).write(access, offset, body, checksum, length);
   if (!outcome) return notFound();
   const headers = uploadHeaders(outcome.file);
   switch (outcome.kind) {

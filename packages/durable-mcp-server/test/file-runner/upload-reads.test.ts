@@ -5,10 +5,8 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { objectKey, type FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
 import { FileStore } from "../../src/file-runner/file-store.js";
-import { Sha256 } from "../../src/file-runner/sha256-state.js";
 import { partSizeFor, receiveChunk } from "../../src/file-runner/upload.js";
 import { newFileHandle } from "../../src/ids.js";
-import { toHex } from "../../src/util/encoding.js";
 import { fixtureEnv } from "../helpers.js";
 import { MIB, randomBytes, sha256Hex } from "../files/helpers.js";
 
@@ -91,7 +89,7 @@ describe("reading a PATCH body", () => {
     expect(await sha256Hex(new Uint8Array(await stored!.arrayBuffer()))).toBe(sha256);
   });
 
-  it("keeps every byte a BYOB read delivered before the body broke off, hashed, and resumes from there after an eviction", async () => {
+  it("keeps every byte a BYOB read delivered before the body broke off, and resumes from there after an eviction", async () => {
     const bytes = randomBytes(11 * MIB);
     const sha256 = await sha256Hex(bytes);
     const { handle, runner, access } = await newUpload(bytes.byteLength, sha256);
@@ -106,10 +104,9 @@ describe("reading a PATCH body", () => {
     await evictDurableObject(runner);
     const saved = await runInDurableObject(runner, (_, state) => {
       const store = new FileStore(state.storage.sql);
-      return { offset: store.read()!.offset, hash: store.hashState(), parts: store.partCount() };
+      return { offset: store.read()!.offset, parts: store.partCount() };
     });
     expect(saved).toMatchObject({ offset: cut, parts: 1 });
-    expect(toHex(Sha256.restore(saved.hash!).digest())).toBe(await sha256Hex(bytes.subarray(0, cut)));
     const rest = byteSource(bytes.subarray(cut), 700_000);
     const last = await receiveChunk(runner, fixtureEnv.FILES, key, access, cut, rest.stream, null, null);
     expect(last?.kind).toBe("written");
