@@ -221,7 +221,7 @@ const rows: Row[] = [
     rounds: rounds
       .map(
         (r) =>
-          `${ms(r.getWait.worstMs)} of ${r.getWait.gets} (first ${ms(r.getWait.firstMs)}, last ${ms(r.getWait.lastMs)})`,
+          `${ms(r.getWait.worstMs)} of ${r.getWait.gets} gets (worst first ${ms(r.getWait.firstMs)}, worst last ${ms(r.getWait.lastMs)})`,
       )
       .join("; "),
   },
