@@ -16,15 +16,20 @@ export async function httpSamples(origin: string, path: string, n: number): Prom
 /**
  * The POST floor: the very request a `tasks/get` is (its headers and its JSON body, sent by the same client),
  * to `/floor/http-post`, which reads and parses the body and makes one call to a warm object. Information beside
- * the HTTP floor (a GET), which the targets are relative to.
+ * the HTTP floor (a GET), which the targets are relative to. With `path` and `method`, the same for another floor
+ * route and request (`/floor/http-post-write` with a tools/call: a create's least).
  */
-export function postFloorClient(origin: string): (params: JsonObject) => Promise<number> {
-  const client = new McpHttpClient(`${origin}/floor/http-post`, {
+export function postFloorClient(
+  origin: string,
+  path = "/floor/http-post",
+  method = "tasks/get",
+): (params: JsonObject) => Promise<number> {
+  const client = new McpHttpClient(`${origin}${path}`, {
     clientInfo: { name: "durable-mcp-bench", version: "0.1.0" },
   });
   return async (params) => {
-    const [elapsed, text] = await timed(async () => (await client.post("tasks/get", params)).response.text());
-    if (text !== "ok") throw new Error(`/floor/http-post answered ${text}`);
+    const [elapsed, text] = await timed(async () => (await client.post(method, params)).response.text());
+    if (text !== "ok") throw new Error(`${path} answered ${text}`);
     return elapsed;
   };
 }

@@ -29,6 +29,7 @@ import { measureMemory, mib } from "./memory.ts";
 import { withServer, workspaceRoot } from "./server.ts";
 import { fileRowsTable, measureFiles } from "./files.ts";
 import { measureStepRows, stepRowsTable } from "./steps.ts";
+import { machine, runSource, writeSummary } from "./summary.ts";
 import { report } from "./tables.ts";
 import { DOWNLOAD_METRIC, targetRows, targetsTable, UPLOAD_METRIC, type TargetRow } from "./targets.ts";
 import { measureDefaults, measureRuntime, measureStepEvents } from "./wire.ts";
@@ -43,6 +44,7 @@ function version(pkg: string): string | null {
 }
 
 const began = now();
+const source = runSource("bench");
 const loadBefore = loadavg();
 const header = runHeader(loadBefore, scale < 1);
 const env = {
@@ -113,7 +115,7 @@ const targets = targetRows({
   getPostFloorMs: defaults.getVsFloor.postFloor.p50,
   getRounds: defaults.getVsFloor.rounds,
   perStepMs: { at2000: perStepAt(2000), at10000: perStepAt(10_000) },
-  worstGetWaitMs: engine.getDuringRun.worstBetweenMs,
+  worstGetWaitMs: engine.getDuringRun.worstMs,
   serverClockStepsPerSecond: engine.parallel?.stepsPerSecond ?? null,
   memoryGrowthBytes: memory?.growthBytes ?? null,
   memoryTasks: memory?.rounds[0]!.tasks ?? 1000,
@@ -146,4 +148,29 @@ console.log(targetsTable(targets, previous?.targets ?? null));
 const file = join(resultsDir, "bench.json");
 const environment = { ...env, loadAfter: entry.loadAfter, seconds };
 writeFileSync(file, `${JSON.stringify({ environment, ...measured, targets }, null, 2)}\n`);
-console.log(`\n[bench] wrote ${file}, appended to ${history.file} (${seconds.toFixed(0)} s in all)`);
+// The dated summary the docs cite (results/ is not in git): the targets table, and every figure in its .json.
+const cells = [
+  ["target", "measured", "floor", "target", "ratio", "met"],
+  ...targets.map((row) => [row.metric, row.measured, row.floor, row.target, row.ratio, yesNo(row.met)]),
+];
+const summary = writeSummary({
+  section: "full",
+  quick: entry.quick,
+  source,
+  machine: machine(),
+  loadBefore,
+  loadAfter: entry.loadAfter,
+  markdown: [
+    "## Targets, this run",
+    "",
+    [cells[0]!, cells[0]!.map(() => "---"), ...cells.slice(1)].map((row) => `| ${row.join(" | ")} |`).join("\n"),
+  ].join("\n"),
+  data: { environment, ...measured, targets },
+});
+console.log(
+  `\n[bench] wrote ${file}, appended to ${history.file}, summary ${summary.markdown} (${seconds.toFixed(0)} s in all)`,
+);
+
+function yesNo(met: boolean | null): string {
+  return met === null ? "not measured" : met ? "yes" : "**no**";
+}

@@ -6,7 +6,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { withServer, workspaceRoot } from "./server.ts";
 import { DevToolsSession, workerdRssByRole, type JsonObject } from "@durable-mcp/test-harness";
+import { heapPeakDuring } from "./heap.ts";
 import { benchClient, resultOf } from "./mcp.ts";
+import { measureParallelJournalClock } from "./steps.ts";
 
 const TASK_ID_META = "durable-mcp-server/taskId";
 const STEPS_META = "durable-mcp-server/steps";
@@ -123,6 +125,14 @@ await withServer(port, async (server) => {
     assert.equal(response.status, 200, path);
     assert.equal(await response.text(), "ok", path);
   }
+  // A create's least (bench/table.ts): a tools/call-shaped POST, its body parsed, one row committed in a warm object.
+  const postWrite = await fetch(`${server.origin}/floor/http-post-write`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bench_steps" } }),
+  });
+  assert.equal(await postWrite.text(), "ok");
+  assert.equal((await fetch(`${server.origin}/floor/http-post-write`)).status, 405);
   const floor = async <T>(path: string) => (await (await fetch(`${server.origin}${path}`)).json()) as T;
   assert.equal((await floor<{ n: number }>("/floor/rpc?n=5")).n, 5);
   assert.equal((await floor<{ n: number }>("/floor/insert?n=7&bytes=3")).n, 7);
@@ -143,6 +153,16 @@ await withServer(port, async (server) => {
   } finally {
     devtools.close();
   }
+  // bench:table's heap row (bench/heap.ts): samples taken while a task runs, between two forced collections.
+  const peak = await heapPeakDuring(server, async () => {
+    const taskId = (await client.startTask("bench_steps", { steps: 200, payloadBytes: 0 })).taskId;
+    return resultOf((await client.listenTasks([taskId])).get(taskId)!.task);
+  });
+  assert.deepEqual(peak.value, { steps: 200, bytes: 0 });
+  assert.ok(peak.samples > 0 && peak.peakUsedBytes >= peak.baselineUsedBytes, JSON.stringify(peak));
+  // …and its 20 × 50 row's clock (bench/steps.ts): every task's step timeline, read back.
+  const parallel = await measureParallelJournalClock(client, 3, 5, 1);
+  assert.ok(parallel.runs[0]!.journalSpanMs >= 1 && parallel.stepsPerSecond > 0, JSON.stringify(parallel));
 });
 
 // One check for the run's total (scripts/test-summary.mjs); a failure above throws before this line.

@@ -9,6 +9,7 @@ import { History, runHeader, type RunHeader } from "./history.ts";
 import { benchClient } from "./mcp.ts";
 import { withServer } from "./server.ts";
 import { summarize } from "./stats.ts";
+import { machine, runSource, writeSummary } from "./summary.ts";
 import { cpuMsOf, measureStepRows, stepRowsTable, type StepRowsWithFloors } from "./steps.ts";
 
 async function httpP50(origin: string, path: string, n: number): Promise<number> {
@@ -22,6 +23,7 @@ async function httpP50(origin: string, path: string, n: number): Promise<number>
   return summarize(samples).p50;
 }
 
+const source = runSource("bench:steps");
 const loadBefore = loadavg();
 const measured = await withServer(port, async (server) => {
   await httpP50(server.origin, "/floor/http", 50);
@@ -43,5 +45,17 @@ history.append(entry);
 console.log(
   `\nStep engine (bench:steps), ${entry.label ?? ""} ${entry.date}, ${entry.commit ?? "?"}, load ${loadBefore.map((l) => l.toFixed(2)).join(" ")}\n`,
 );
-console.log(stepRowsTable(entry, previous));
-console.log(`\n[bench:steps] appended to ${history.file}`);
+const printed = stepRowsTable(entry, previous);
+console.log(printed);
+// The dated summary the docs cite (results/ is not in git).
+const summary = writeSummary({
+  section: "steps",
+  quick: entry.quick,
+  source,
+  machine: machine(),
+  loadBefore,
+  loadAfter: entry.loadAfter,
+  markdown: `## Step engine rows\n\n\`\`\`\n${stepRowsTable(entry)}\n\`\`\`\n`,
+  data: measured,
+});
+console.log(`\n[bench:steps] appended to ${history.file}; summary ${summary.markdown}`);

@@ -100,6 +100,8 @@ export interface GetDuringRun {
   worstBetweenMs: number;
   /** How many gets saw the task `working` (before yielding existed: none, the first answer was the final one). */
   sawWorking: number;
+  /** Every get of every run, in order, ms: the first and the last (the one that saw the task final) included. */
+  allMs: number[][];
 }
 
 /**
@@ -110,6 +112,7 @@ export async function measureGetDuringRun(client: McpHttpClient, steps: number, 
   const working: number[] = [];
   let worstMs = 0;
   let worstBetweenMs = 0;
+  const allMs: number[][] = [];
   for (let run = 0; run < runs; run++) {
     const taskId = (await client.startTask("bench_steps", { steps, payloadBytes: 0 })).taskId;
     const waits: number[] = [];
@@ -122,6 +125,7 @@ export async function measureGetDuringRun(client: McpHttpClient, steps: number, 
         break;
       }
     }
+    allMs.push(waits);
     worstMs = Math.max(worstMs, ...waits);
     if (waits.length > 2) worstBetweenMs = Math.max(worstBetweenMs, ...waits.slice(1, -1));
     working.push(...waits.slice(0, -1));
@@ -133,6 +137,7 @@ export async function measureGetDuringRun(client: McpHttpClient, steps: number, 
     worstMs,
     worstBetweenMs,
     sawWorking: working.length,
+    allMs,
   };
 }
 
@@ -189,6 +194,60 @@ export async function measureParallelServerClock(
     maxStepsPerSecond: rate(Math.min(...server)),
     clientStepsPerSecond: rate(median(wall)),
   };
+}
+
+export interface ParallelJournalClock {
+  tasks: number;
+  steps: number;
+  /** Every run: first step start → last step end across all tasks, from the journal (whole ms), and the client's. */
+  runs: Array<{ journalSpanMs: number; stepsPerSecond: number; clientMs: number }>;
+  /** Median over the runs. */
+  stepsPerSecond: number;
+}
+
+/** The step timeline of a finished task (tasks/get with the timeline asked for): its `do` steps' start and end. */
+async function stepSpan(client: McpHttpClient, taskId: string): Promise<{ first: number; last: number; n: number }> {
+  const task = await client.getTask(taskId, { steps: true });
+  const timeline = (task._meta as Record<string, unknown> | undefined)?.["durable-mcp-server/steps"] as
+    | { steps: Array<{ kind: string; startedAt: string | null; updatedAt: string }> }
+    | undefined;
+  const steps = (timeline?.steps ?? []).filter((step) => step.kind === "do");
+  const starts = steps.map((step) => Date.parse(step.startedAt ?? step.updatedAt));
+  const ends = steps.map((step) => Date.parse(step.updatedAt));
+  if (steps.length === 0) throw new Error(`task ${taskId}: no step timeline in its tasks/get`);
+  return { first: Math.min(...starts), last: Math.max(...ends), n: steps.length };
+}
+
+/**
+ * `tasks` tasks of `steps` steps started at once, `runs` times, on one defined clock: from the first step's start
+ * to the last step's end across all the tasks, as their journals recorded them (the step timeline's startedAt and
+ * updatedAt, the Durable Objects' Date.now(), whole milliseconds). The create path and the client's reads are
+ * outside it; every step is inside.
+ */
+export async function measureParallelJournalClock(
+  client: McpHttpClient,
+  tasks = 20,
+  steps = 50,
+  runs = 3,
+): Promise<ParallelJournalClock> {
+  const out: ParallelJournalClock["runs"] = [];
+  for (let run = 0; run < runs; run++) {
+    const begin = now();
+    const ids = await Promise.all(
+      Array.from(
+        { length: tasks },
+        async () => (await client.startTask("bench_steps", { steps, payloadBytes: 0 })).taskId,
+      ),
+    );
+    const finals = [...(await client.listenTasks(ids)).values()];
+    for (const final of finals) resultOf(final.task);
+    const clientMs = Math.max(...finals.map((f) => f.at)) - begin;
+    const spans = await Promise.all(ids.map((id) => stepSpan(client, id)));
+    if (spans.some((span) => span.n !== steps)) throw new Error(`a task's timeline has not ${steps} steps`);
+    const journalSpanMs = Math.max(1, Math.max(...spans.map((s) => s.last)) - Math.min(...spans.map((s) => s.first)));
+    out.push({ journalSpanMs, stepsPerSecond: (tasks * steps) / (journalSpanMs / 1000), clientMs });
+  }
+  return { tasks, steps, runs: out, stepsPerSecond: median(out.map((run) => run.stepsPerSecond)) };
 }
 
 export type StepRows = { perStep: PerStepRow[]; getDuringRun: GetDuringRun; parallel?: ParallelServerClock };

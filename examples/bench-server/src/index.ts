@@ -254,6 +254,15 @@ async function floor(request: Request, url: URL, env: Env): Promise<Response> {
         headers: { "content-type": "application/json" },
       });
     }
+    case "/floor/http-post-write": {
+      // The least a create that commits its task's record can be (bench/table.ts): the POST floor's body read and
+      // parsed, then one call to a warm object that commits one row before it answers (the output gate).
+      if (request.method !== "POST") return new Response("POST only", { status: 405 });
+      const body = (await request.json()) as { params?: unknown } | null;
+      if (typeof body?.params !== "object") return new Response("no params", { status: 400 });
+      await named("post-write").insert(1, 0);
+      return new Response("ok");
+    }
     case "/floor/runner-get-post": {
       // The least a tasks/get can be (`pnpm bench:get`): the POST floor's body read and parsed, then the task's own
       // TaskRunner asked for the answer text (`getText`, or `get` on a library without it) and that text answered.

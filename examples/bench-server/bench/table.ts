@@ -1,0 +1,215 @@
+// The performance table's rows (issue 32), each against a named floor measured in the same round, the floors
+// interleaved with what they judge so that drift in a shared machine's load falls on both. One round:
+//   F (GET /floor/http: HTTP → Worker → one call to a warm object), then create + poll to completion on /mcp, then
+//   the new-object floor (GET /floor/http-write) and the committed-POST floor (a tools/call's request to
+//   /floor/http-post-write: one JSON.parse, one warm call that commits a row), then the POST floor (the tasks/get's own request to
+//   /floor/http-post: one JSON.parse, one warm call) and tasks/get in alternating halves, then F again (the round's
+//   F is both blocks together); the pool's gain (/mcp-counted with pre-created runners against
+//   /mcp-counted-nopool, order alternating by round) and its cost (prepares and rows counted in the objects); the
+//   synced-commit floor (INSERT + awaited storage.sync()) and 20 × 50 on the journal clock; per-step pairs at 2,000
+//   and 10,000 steps; three 10,000-step runs, each with tasks/get sent back to back, every get timed.
+// Every round is kept; a row's figure is the median of its rounds' own ratios (or values), and every round is shown.
+import type { McpHttpClient } from "@durable-mcp/test-harness";
+import { loadavg } from "node:os";
+import { log, now, repeat, timed } from "./common.ts";
+import { httpSamples, insertCost, postFloorClient } from "./floor.ts";
+import { benchClient, resultOf } from "./mcp.ts";
+import type { BenchServer } from "./server.ts";
+import { median, ms, summarize } from "./stats.ts";
+import { measureGetDuringRun, measureParallelJournalClock, measurePerStep } from "./steps.ts";
+
+const oneStep = { steps: 1, payloadBytes: 0 };
+
+export interface TableSizes {
+  rounds: number;
+  /** Requests per floor block and creates per create block. */
+  perBlock: number;
+  pairs2000: number;
+  pairs10000: number;
+  parallelRuns: number;
+}
+
+export const FULL_SIZES: TableSizes = { rounds: 5, perBlock: 100, pairs2000: 9, pairs10000: 3, parallelRuns: 3 };
+export const QUICK_SIZES: TableSizes = { rounds: 2, perBlock: 20, pairs2000: 3, pairs10000: 1, parallelRuns: 1 };
+
+export interface PoolCounts {
+  creates: number;
+  prepares: number;
+  objects: number;
+  rowsWritten: number;
+  setAlarms: number;
+}
+
+/** One round's p50s (ms) and figures; nothing of a round is dropped. */
+export interface TableRound {
+  round: number;
+  loadavg: number[];
+  httpFloor: number;
+  postFloor: number;
+  newObjectFloor: number;
+  /** A tools/call-shaped POST to /floor/http-post-write: body parsed, one warm call that commits one row. */
+  postWriteFloor: number;
+  create: number;
+  roundTripPolling: number;
+  get: number;
+  pool: { first: "pool" | "nopool"; create: number; createNoPool: number; pool: PoolCounts; noPool: PoolCounts };
+  perStep2000Ms: number;
+  perStep10000Ms: number;
+  /** Over the round's three runs; firstMs and lastMs: the worst first and the worst last get of a run. */
+  getWait: { gets: number; worstMs: number; firstMs: number; lastMs: number; p50Ms: number };
+  syncedCommitMs: number;
+  parallel: {
+    runs: Array<{ journalSpanMs: number; stepsPerSecond: number; clientMs: number }>;
+    stepsPerSecond: number;
+  };
+}
+
+/** tools/call → the handle, then tasks/get back to back until final: [create ms, round trip ms]. */
+async function createAndPoll(client: McpHttpClient): Promise<[number, number]> {
+  const begin = now();
+  const taskId = (await client.startTask("bench_steps", oneStep)).taskId;
+  const created = now() - begin;
+  for (;;) {
+    const task = await client.getTask(taskId);
+    if (task.status !== "working") {
+      resultOf(task);
+      return [created, now() - begin];
+    }
+  }
+}
+
+async function createBlock(client: McpHttpClient, n: number) {
+  const creates: number[] = [];
+  const trips: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const [created, total] = await createAndPoll(client);
+    creates.push(created);
+    trips.push(total);
+  }
+  return { create: summarize(creates).p50, roundTrip: summarize(trips).p50 };
+}
+
+interface RawCounts {
+  objects: number;
+  calls: Record<string, number>;
+  setAlarms: number;
+  rowsWritten: number;
+}
+
+async function counts(origin: string, reset: boolean): Promise<RawCounts> {
+  return (await (await fetch(`${origin}/bench/counts${reset ? "?reset=1" : ""}`)).json()) as RawCounts;
+}
+
+/** Creates on one of the counted endpoints, then (after their runs and refills settle) what they cost. */
+async function countedBlock(origin: string, path: string, n: number): Promise<[number, PoolCounts]> {
+  await counts(origin, true);
+  const { create } = await createBlock(benchClient(`${origin}${path}`), n);
+  // The last runs, refills and any prepared runner's first-second alarm.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const c = await counts(origin, true);
+  return [
+    create,
+    {
+      creates: c.calls.create ?? 0,
+      prepares: c.calls.prepare ?? 0,
+      objects: c.objects,
+      rowsWritten: c.rowsWritten,
+      setAlarms: c.setAlarms,
+    },
+  ];
+}
+
+export async function measureTableRound(server: BenchServer, round: number, sizes: TableSizes): Promise<TableRound> {
+  const { origin } = server;
+  const n = sizes.perBlock;
+  const load = loadavg();
+  const mcp = benchClient(`${origin}/mcp`);
+  const quiet = benchClient(`${origin}/mcp-quiet`);
+
+  const f1 = await httpSamples(origin, "/floor/http", n);
+  const created = await createBlock(mcp, n);
+  const newObject = summarize(await httpSamples(origin, "/floor/http-write", n)).p50;
+  const postWrite = postFloorClient(origin, "/floor/http-post-write", "tools/call");
+  const createParams = { name: "bench_steps", arguments: oneStep, _meta: mcp.envelope() };
+  const postWriteFloor = summarize(await repeat(n, () => postWrite(createParams))).p50;
+
+  // A completed task with a 100-character result; its get and the POST floor send the same request.
+  const done = (await mcp.startTask("bench_steps", { steps: 1, payloadBytes: 100 })).taskId;
+  resultOf((await mcp.listenTasks([done])).get(done)!.task);
+  const post = postFloorClient(origin);
+  const params = { taskId: done, _meta: mcp.envelope() };
+  const postSamples: number[] = [];
+  const getSamples: number[] = [];
+  for (let half = 0; half < 2; half++) {
+    postSamples.push(...(await repeat(n / 2, () => post(params))));
+    getSamples.push(...(await repeat(n / 2, async () => (await timed(() => mcp.getTask(done)))[0])));
+  }
+  const f2 = await httpSamples(origin, "/floor/http", n);
+
+  const order: Array<"pool" | "nopool"> = round % 2 === 0 ? ["pool", "nopool"] : ["nopool", "pool"];
+  const pool: Partial<Record<"pool" | "nopool", [number, PoolCounts]>> = {};
+  for (const which of order) {
+    pool[which] = await countedBlock(origin, which === "pool" ? "/mcp-counted" : "/mcp-counted-nopool", n);
+  }
+
+  const synced = await insertCost(origin, "/floor/insert-synced", 100, 0, 3);
+  const parallel = await measureParallelJournalClock(quiet, 20, 50, sizes.parallelRuns);
+
+  const perStep = await measurePerStep(quiet, [
+    [2000, sizes.pairs2000],
+    [10_000, sizes.pairs10000],
+  ]);
+  // Three runs: a 10,000-step run is over in tens of milliseconds here, so one run may see only a get or two.
+  const wait = await measureGetDuringRun(quiet, 10_000, 3);
+  const waits = wait.allMs.flat();
+
+  const result: TableRound = {
+    round,
+    loadavg: load,
+    httpFloor: summarize([...f1, ...f2]).p50,
+    postFloor: summarize(postSamples).p50,
+    newObjectFloor: newObject,
+    postWriteFloor,
+    create: created.create,
+    roundTripPolling: created.roundTrip,
+    get: summarize(getSamples).p50,
+    pool: {
+      first: order[0]!,
+      create: pool.pool![0],
+      createNoPool: pool.nopool![0],
+      pool: pool.pool![1],
+      noPool: pool.nopool![1],
+    },
+    perStep2000Ms: perStep.find((row) => row.steps === 2000)!.perStepMs,
+    perStep10000Ms: perStep.find((row) => row.steps === 10_000)!.perStepMs,
+    getWait: {
+      gets: waits.length,
+      worstMs: Math.max(...waits),
+      firstMs: Math.max(...wait.allMs.map((run) => run[0]!)),
+      lastMs: Math.max(...wait.allMs.map((run) => run.at(-1)!)),
+      p50Ms: median(waits),
+    },
+    syncedCommitMs: synced.insideMs,
+    parallel: { runs: parallel.runs, stepsPerSecond: parallel.stepsPerSecond },
+  };
+  log(
+    `round ${round + 1} (load ${load.map((l) => l.toFixed(2)).join(" ")}): F ${ms(result.httpFloor)}, create ` +
+      `${ms(result.create)}, round trip ${ms(result.roundTripPolling)}, get ${ms(result.get)} / POST floor ` +
+      `${ms(result.postFloor)}, new object ${ms(result.newObjectFloor)}, POST + commit ${ms(result.postWriteFloor)}; pool ${ms(result.pool.create)} / none ` +
+      `${ms(result.pool.createNoPool)}; per step ${ms(result.perStep2000Ms)} / ${ms(result.perStep10000Ms)}; ` +
+      `worst get ${ms(result.getWait.worstMs)} of ${result.getWait.gets}; 20×50 ` +
+      `${result.parallel.stepsPerSecond.toFixed(0)} steps/s, synced commit ${ms(result.syncedCommitMs)}`,
+  );
+  return result;
+}
+
+export async function measureTable(server: BenchServer, sizes: TableSizes): Promise<TableRound[]> {
+  // Warm-up: the first requests, objects and tasks of a fresh server (not kept).
+  const mcp = benchClient(`${server.origin}/mcp`);
+  await httpSamples(server.origin, "/floor/http", 50);
+  await httpSamples(server.origin, "/floor/http-write", 20);
+  for (let i = 0; i < 20; i++) await createAndPoll(mcp);
+  const rounds: TableRound[] = [];
+  for (let round = 0; round < sizes.rounds; round++) rounds.push(await measureTableRound(server, round, sizes));
+  return rounds;
+}
