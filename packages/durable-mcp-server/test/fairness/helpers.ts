@@ -60,16 +60,20 @@ export async function startedStep(task: Started): Promise<boolean> {
 
 /**
  * Every step attempt of every task, from each task's own journal (its step timeline). An attempt that never ended
- * (its instance was killed) ends at `killedAt` when given, else it is an error.
+ * ends: in a cancelled task, when the task was cancelled (a cancel ends the run at once and journals nothing more,
+ * docs/reliability.md; its slot is given back then); else (its instance was killed) at `killedAt` when given, else it
+ * is an error.
  */
 export async function intervalsOf(tasks: Started[], killedAt?: number): Promise<Interval[]> {
   const intervals: Interval[] = [];
   for (const task of tasks) {
     const detailed = await task.stub.get(task.access, { steps: true });
     const timeline = detailed?._meta?.[STEPS_META] as { steps: TimelineStep[] } | undefined;
+    const cancelledAt = detailed?.status === "cancelled" ? Date.parse(detailed.lastUpdatedAt) : undefined;
     for (const step of timeline?.steps ?? []) {
       for (const attempt of step.attemptHistory ?? []) {
-        if (attempt.endedAt === null && killedAt === undefined) {
+        const unended = cancelledAt ?? killedAt;
+        if (attempt.endedAt === null && unended === undefined) {
           throw new Error(`step ${step.name} of ${task.taskId} never ended`);
         }
         intervals.push({
@@ -77,7 +81,7 @@ export async function intervalsOf(tasks: Started[], killedAt?: number): Promise<
           principal: task.principal,
           step: step.name,
           start: Date.parse(attempt.startedAt),
-          end: attempt.endedAt === null ? killedAt! : Date.parse(attempt.endedAt),
+          end: attempt.endedAt === null ? unended! : Date.parse(attempt.endedAt),
         });
       }
     }
