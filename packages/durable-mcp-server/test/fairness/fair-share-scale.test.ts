@@ -22,12 +22,14 @@ const B_TASKS = 10;
 const LIMIT = 5;
 // Long enough that A's queue is still long when B comes (A drains at most LIMIT per run while it creates).
 const RUN_MS = 300;
+// Every task lives long enough to be read at the end, however loaded the machine (1,000 creates take minutes there).
+const TTL_MS = 900_000;
 
 /** Milliseconds from just before a lone task's create until the test sees it final: one run time, as B's are seen. */
 async function oneRunTime(tool: string, principal: string): Promise<number> {
   const before = Date.now();
-  const task = await startLimited(tool, { ms: RUN_MS }, principal);
-  await waitForTask(task, isFinal, 60_000);
+  const task = await startLimited(tool, { ms: RUN_MS }, principal, undefined, TTL_MS);
+  await waitForTask(task, isFinal, 180_000);
   return Date.now() - before;
 }
 
@@ -36,7 +38,7 @@ async function cancelRest(tasks: Started[]): Promise<void> {
   for (let i = 0; i < tasks.length; i += 25) {
     await Promise.all(tasks.slice(i, i + 25).map((task) => task.stub.cancel(task.access)));
   }
-  await finished(tasks, 60_000);
+  await finished(tasks, 180_000);
 }
 
 /** intervalsOf over many tasks, 25 journals at a time (a cancelled run's unended attempt ends at its cancel). */
@@ -57,16 +59,16 @@ describe("fair share at scale: 1,000 tasks of A, 10 of B", () => {
     const a = unique("alice");
     const b = unique("bob");
     const createsStarted = Date.now();
-    const aTasks = await startMany(A_TASKS, "work", { ms: RUN_MS }, a, 25);
+    const aTasks = await startMany(A_TASKS, "work", { ms: RUN_MS }, a, 25, TTL_MS);
     const aCreatedIn = Date.now() - createsStarted;
     // B's ten and one lone task of a third principal at the same moment: the lone task is one run time, under the
     // same load.
     const bStart = Date.now();
     const [oneRun, bTasks] = await Promise.all([
       oneRunTime("work", unique("carol")),
-      startMany(B_TASKS, "work", { ms: RUN_MS }, b, B_TASKS),
+      startMany(B_TASKS, "work", { ms: RUN_MS }, b, B_TASKS, TTL_MS),
     ]);
-    await finished(bTasks, 60_000);
+    await finished(bTasks, 180_000);
     const bTook = Date.now() - bStart;
     await cancelRest(aTasks);
 
@@ -85,17 +87,17 @@ describe("fair share at scale: 1,000 tasks of A, 10 of B", () => {
     expect(status).toMatchObject({ inUse: 0, queued: 0 });
     expect(status.waits).toBeGreaterThanOrEqual(A_TASKS / 2);
     expect(await limiterStatus(`principal:${b}`)).toMatchObject({ inUse: 0, queued: 0 });
-  }, 240_000);
+  }, 420_000);
 
   it("one shared named limit of 5: A cannot starve B, turns alternate once B waits; never more than 5 at once", async () => {
     const a = unique("alice");
     const b = unique("bob");
-    const aTasks = await startMany(A_TASKS, "shared_work", { ms: RUN_MS }, a, 25);
+    const aTasks = await startMany(A_TASKS, "shared_work", { ms: RUN_MS }, a, 25, TTL_MS);
     const bStart = Date.now();
     const [oneRun, bTasks] = await Promise.all([
       // A lone task of the same length under a limit nobody else uses: one run time, under the same load.
       oneRunTime("work", unique("carol")),
-      startMany(B_TASKS, "shared_work", { ms: RUN_MS }, b, B_TASKS),
+      startMany(B_TASKS, "shared_work", { ms: RUN_MS }, b, B_TASKS, TTL_MS),
     ]);
     // From when every B task is known to wait (or already ran): a time the test observed, so no later than that.
     await Promise.all(
@@ -104,7 +106,7 @@ describe("fair share at scale: 1,000 tasks of A, 10 of B", () => {
       ),
     );
     const allQueuedAt = Date.now();
-    await finished(bTasks, 120_000);
+    await finished(bTasks, 180_000);
     const bTook = Date.now() - bStart;
     await cancelRest(aTasks);
 
@@ -125,5 +127,5 @@ describe("fair share at scale: 1,000 tasks of A, 10 of B", () => {
     expect(bTook).toBeLessThanOrEqual(6 * oneRun);
     expect(notStartedBy(aTasks, steps, bStart + bTook)).toBeGreaterThanOrEqual(A_TASKS / 2);
     expect(await limiterStatus("named:crawl-api")).toMatchObject({ inUse: 0, queued: 0 });
-  }, 240_000);
+  }, 420_000);
 });

@@ -11,22 +11,26 @@ export async function startLimited(
   input: Record<string, unknown>,
   principal: string,
   namespace: DurableObjectNamespace = fixtureEnv.LIMITED_RUNNER,
+  ttlMs?: number,
 ): Promise<Started> {
-  const started = await startTask(tool, input, { namespace, principal });
+  const started = await startTask(tool, input, { namespace, principal, ttlMs });
   return { ...started, principal, createdAt: Date.now() };
 }
 
-/** Starts `count` tasks, `parallel` creates at a time. */
+/** Starts `count` tasks, `parallel` creates at a time (living `ttlMs`, default a minute). */
 export async function startMany(
   count: number,
   tool: string,
   input: Record<string, unknown>,
   principal: string,
   parallel = 10,
+  ttlMs?: number,
 ): Promise<Started[]> {
   const all: Started[] = [];
   for (let i = 0; i < count; i += parallel) {
-    const batch = Array.from({ length: Math.min(parallel, count - i) }, () => startLimited(tool, input, principal));
+    const batch = Array.from({ length: Math.min(parallel, count - i) }, () =>
+      startLimited(tool, input, principal, fixtureEnv.LIMITED_RUNNER, ttlMs),
+    );
     all.push(...(await Promise.all(batch)));
   }
   return all;
