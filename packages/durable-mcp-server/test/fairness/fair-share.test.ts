@@ -147,6 +147,24 @@ describe("fair share: slots, priority, cancel, bad keys", () => {
     expect(await limiterStatus(`task:grouped:${group}`)).toMatchObject({ inUse: 0, queued: 0 });
   });
 
+  it("cancelling a running task gives its slot to the next at once; its body stops by its signal", async () => {
+    const p = unique("gina");
+    const group = unique("g");
+    const running = await startLimited("grouped", { ms: 10_000, group }, p);
+    await waitForTask(running, () => startedStep(running), 5_000);
+    const next = await startLimited("grouped", { ms: 20, group }, p);
+    await waitForTask(next, queued, 5_000);
+    expect(await running.stub.cancel(running.access)).toBe(true);
+    await finished([next], 8_000);
+    // The cancelled run's attempt ends at its cancel (the journal takes nothing after it): the next task's step came
+    // after that, not after the 10 s the body would have taken.
+    const [cancelled] = await intervalsOf([running]);
+    const [after] = await intervalsOf([next]);
+    expect(after!.start).toBeGreaterThanOrEqual(cancelled!.end);
+    expect(after!.start).toBeLessThan(cancelled!.start + 10_000);
+    expect(await limiterStatus(`task:grouped:${group}`)).toMatchObject({ inUse: 0, queued: 0 });
+  });
+
   it.each([
     ["bad_key", {}, "limit_key_invalid"],
     ["bad_key", { group: "x".repeat(257) }, "limit_key_invalid"],

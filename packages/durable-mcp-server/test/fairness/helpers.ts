@@ -11,22 +11,26 @@ export async function startLimited(
   input: Record<string, unknown>,
   principal: string,
   namespace: DurableObjectNamespace = fixtureEnv.LIMITED_RUNNER,
+  ttlMs?: number,
 ): Promise<Started> {
-  const started = await startTask(tool, input, { namespace, principal });
+  const started = await startTask(tool, input, { namespace, principal, ttlMs });
   return { ...started, principal, createdAt: Date.now() };
 }
 
-/** Starts `count` tasks, `parallel` creates at a time. */
+/** Starts `count` tasks, `parallel` creates at a time (living `ttlMs`, default a minute). */
 export async function startMany(
   count: number,
   tool: string,
   input: Record<string, unknown>,
   principal: string,
   parallel = 10,
+  ttlMs?: number,
 ): Promise<Started[]> {
   const all: Started[] = [];
   for (let i = 0; i < count; i += parallel) {
-    const batch = Array.from({ length: Math.min(parallel, count - i) }, () => startLimited(tool, input, principal));
+    const batch = Array.from({ length: Math.min(parallel, count - i) }, () =>
+      startLimited(tool, input, principal, fixtureEnv.LIMITED_RUNNER, ttlMs),
+    );
     all.push(...(await Promise.all(batch)));
   }
   return all;
@@ -60,16 +64,20 @@ export async function startedStep(task: Started): Promise<boolean> {
 
 /**
  * Every step attempt of every task, from each task's own journal (its step timeline). An attempt that never ended
- * (its instance was killed) ends at `killedAt` when given, else it is an error.
+ * ends: in a cancelled task, when the task was cancelled (a cancel ends the run at once and journals nothing more,
+ * docs/reliability.md; its slot is given back then); else (its instance was killed) at `killedAt` when given, else it
+ * is an error.
  */
 export async function intervalsOf(tasks: Started[], killedAt?: number): Promise<Interval[]> {
   const intervals: Interval[] = [];
   for (const task of tasks) {
     const detailed = await task.stub.get(task.access, { steps: true });
     const timeline = detailed?._meta?.[STEPS_META] as { steps: TimelineStep[] } | undefined;
+    const cancelledAt = detailed?.status === "cancelled" ? Date.parse(detailed.lastUpdatedAt) : undefined;
     for (const step of timeline?.steps ?? []) {
       for (const attempt of step.attemptHistory ?? []) {
-        if (attempt.endedAt === null && killedAt === undefined) {
+        const unended = cancelledAt ?? killedAt;
+        if (attempt.endedAt === null && unended === undefined) {
           throw new Error(`step ${step.name} of ${task.taskId} never ended`);
         }
         intervals.push({
@@ -77,7 +85,7 @@ export async function intervalsOf(tasks: Started[], killedAt?: number): Promise<
           principal: task.principal,
           step: step.name,
           start: Date.parse(attempt.startedAt),
-          end: attempt.endedAt === null ? killedAt! : Date.parse(attempt.endedAt),
+          end: attempt.endedAt === null ? unended! : Date.parse(attempt.endedAt),
         });
       }
     }
