@@ -37,7 +37,7 @@ Exit codes: 0 done; 1 the server refused or failed (4xx/5xx not below); 2 usage 
 4 not found or purged (404, 410); 5 the catalog is off (503); 6 a bulk action finished with failures; 7 could not
 reach the server; 8 the task's state refused the action (409: pause of a final task, restart of a running one).`;
 
-import { CliError, EXIT, parseArgs } from "./cli-core.mjs";
+import { call, CliError, EXIT, parseArgs, print, table } from "./cli-core.mjs";
 import {
   audit,
   reconcile,
