@@ -1,5 +1,5 @@
 import type { LimiterRpc } from "../limiter/index.js";
-import { SLOT_LEASE_MARGIN_MS, SLOT_RENEW_MS } from "../limits.js";
+import { RenewedLease } from "./renewed-lease.js";
 import { limitKeyOf } from "./run-slot.js";
 import type { TaskLimits } from "./task-definition.js";
 
@@ -22,40 +22,31 @@ export function rateKeyOf(
  * then confirmed with that moment. `valid()` turns false once the provisional count may have lapsed unrenewed.
  */
 export class RateStart {
-  private validUntil: number;
-  private lost = false;
+  private readonly lease: RenewedLease;
   private confirmed = false;
-  private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly limiter: LimiterRpc,
     private readonly taskId: string,
-    private readonly leaseMs: number,
+    leaseMs: number,
     askedAt: number,
     private readonly firstStartedAt: () => number | null,
   ) {
-    this.validUntil = askedAt + leaseMs - SLOT_LEASE_MARGIN_MS;
-    const every = Math.min(SLOT_RENEW_MS, Math.floor(leaseMs / 3));
-    this.timer = setInterval(() => void this.tick(), every);
+    this.lease = new RenewedLease(leaseMs, askedAt, () => this.tick(leaseMs));
   }
 
   valid(): boolean {
-    return this.confirmed || (!this.lost && Date.now() < this.validUntil);
+    return this.confirmed || this.lease.live();
   }
 
   /** Confirms once the first step began (the window then counts it from there), else extends the lease. */
-  private async tick(): Promise<void> {
+  private async tick(leaseMs: number): Promise<void> {
     const sentAt = Date.now();
     try {
       const first = this.firstStartedAt();
-      if (first !== null) {
-        await this.confirm(first);
-      } else if (await this.limiter.renewStart(this.taskId, this.leaseMs)) {
-        this.validUntil = Math.max(this.validUntil, sentAt + this.leaseMs - SLOT_LEASE_MARGIN_MS);
-      } else {
-        this.lost = true;
-        this.stop();
-      }
+      if (first !== null) await this.confirm(first);
+      else if (await this.limiter.renewStart(this.taskId, leaseMs)) this.lease.extend(sentAt);
+      else this.lease.lose();
     } catch {
       // Not renewed this time: the next tick tries again; `valid()` turns false if none lands before the lease ends.
     }
@@ -64,7 +55,7 @@ export class RateStart {
   private async confirm(at: number): Promise<void> {
     await this.limiter.confirmStart(this.taskId, at);
     this.confirmed = true;
-    this.stop();
+    this.lease.stop();
   }
 
   /**
@@ -73,7 +64,7 @@ export class RateStart {
    * Returns whether the start is confirmed (later runs need not ask).
    */
   async finish(final: boolean): Promise<boolean> {
-    this.stop();
+    this.lease.stop();
     if (this.confirmed) return true;
     try {
       const first = this.firstStartedAt();
@@ -84,10 +75,5 @@ export class RateStart {
       // Unconfirmed: the count lapses at its lease's end, no earlier than any step this run began.
       return false;
     }
-  }
-
-  private stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
   }
 }

@@ -6,10 +6,9 @@ import {
   QUEUE_RECHECK_MAX_MS,
   QUEUE_RECHECK_MIN_MS,
   QUEUE_RECHECK_PER_AHEAD_MS,
-  SLOT_LEASE_MARGIN_MS,
   SLOT_LEASE_MS,
-  SLOT_RENEW_MS,
 } from "../limits.js";
+import { RenewedLease } from "./renewed-lease.js";
 import type { LimitFunction, TaskDefinition } from "./task-definition.js";
 import type { TaskRecord } from "./task-store.js";
 
@@ -206,46 +205,33 @@ export async function takeSlots(
  * lease may have lapsed at the limiter (no renewal landed in time) starts no step after that.
  */
 export class HeldSlot {
-  /** The lease as this side reckons it: from when the last successful ask was sent, so never later than the limiter's. */
-  private validUntil: number;
-  private lost = false;
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly lease: RenewedLease;
 
   constructor(
     private readonly limiter: LimiterRpc,
     private readonly taskId: string,
-    private readonly leaseMs: number,
+    leaseMs: number,
     askedAt: number,
   ) {
-    this.validUntil = askedAt + leaseMs - SLOT_LEASE_MARGIN_MS;
-    const every = Math.min(SLOT_RENEW_MS, Math.floor(leaseMs / 3));
-    this.timer = setInterval(() => void this.renew(), every);
+    this.lease = new RenewedLease(leaseMs, askedAt, async () => {
+      const sentAt = Date.now();
+      try {
+        // False: gone to another task (or given back).
+        if (await this.limiter.renew(this.taskId, leaseMs)) this.lease.extend(sentAt);
+        else this.lease.lose();
+      } catch {
+        // Not renewed this time: the next tick tries again; `valid()` turns false if none lands before the lease ends.
+      }
+    });
   }
 
   valid(): boolean {
-    return !this.lost && Date.now() < this.validUntil;
-  }
-
-  private async renew(): Promise<void> {
-    const sentAt = Date.now();
-    try {
-      if (await this.limiter.renew(this.taskId, this.leaseMs)) {
-        this.validUntil = Math.max(this.validUntil, sentAt + this.leaseMs - SLOT_LEASE_MARGIN_MS);
-      } else {
-        // Gone to another task (or given back): nothing left to renew.
-        this.lost = true;
-        if (this.timer !== undefined) clearInterval(this.timer);
-        this.timer = undefined;
-      }
-    } catch {
-      // Not renewed this time: the next tick tries again; `valid()` turns false if none lands before the lease ends.
-    }
+    return this.lease.live();
   }
 
   /** Gives the slot back. A failed release is left to the lease: the slot comes back when it lapses. */
   async release(): Promise<void> {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
+    this.lease.stop();
     try {
       await this.limiter.release(this.taskId);
     } catch {
