@@ -4,8 +4,8 @@
 // step waterfall (a wait drawn apart from work); a real restart of an ended task from a step's row (the new task
 // opened, audited); the buttons exactly as GET /operator lists actions (its list and a restart answer played by
 // request routing as well: "Restart from here" on each step's row posts its label and opens the new task); the
-// stuck list with a threshold given; cancel of the selected tasks and of every task a filter matches, each behind a
-// confirmation that states the count; the audit log showing both. Every view is axe clean (serious and critical) in
+// stuck list with a threshold given; the limits view with the demo's named limit and a slot a running task holds;
+// cancel of the selected tasks and of every task a filter matches, each behind a confirmation that states the count; the audit log showing both. Every view is axe clean (serious and critical) in
 // light and dark at 1280 and 375 px, runs under its strict CSP without a violation, and is screenshot to
 // results/screenshots/ops-*.png (ignored by git).
 import { mkdirSync, readFileSync } from "node:fs";
@@ -183,6 +183,30 @@ describe("the operator console at /ops", () => {
       .poll(() => table.locator(`tr[data-task="${groupA[0]}"]`).textContent(), WAIT)
       .toContain("no step progress");
     expect(await inspect("stuck")).toEqual([]);
+  });
+
+  it("shows the fair-share limits per key: the demo's shared named limit, a running task's slot in use", async () => {
+    // export_contacts names the shared "archive-uploads" limit (20): a long export holds one of its slots.
+    const exporting = (
+      await mcp.startTask("export_contacts", { bucket: "contacts-archive", batches: 20, secondsPerBatch: 60 })
+    ).taskId;
+    try {
+      await page.goto(`${origin}/ops#/limits`);
+      const row = page.getByTestId("limits-table").locator('tr[data-key="named:archive-uploads"]');
+      // The view reads once when opened: reloaded until the run has taken its slot.
+      await expect
+        .poll(async () => {
+          await page.reload();
+          await row.waitFor({ timeout: 5_000 });
+          const [key, limit, inUse, ...rest] = await row.locator("td").allTextContents();
+          return { key, limit, inUse: Number(inUse) >= 1, cells: rest.length };
+        }, WAIT)
+        .toEqual({ key: "named:archive-uploads", limit: "20", inUse: true, cells: 5 });
+      expect(await page.getByRole("link", { name: "Limits" }).getAttribute("aria-current")).toBe("page");
+      expect(await inspect("limits")).toEqual([]);
+    } finally {
+      await mcp.cancelTask(exporting);
+    }
   });
 
   it("cancels the selected tasks behind a confirmation that states how many", async () => {

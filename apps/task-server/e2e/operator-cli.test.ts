@@ -2,7 +2,8 @@
 // Worker under `wrangler dev`: its task catalog on local D1, its operator API on loopback without a token (no
 // OPERATOR_TOKEN secret set). Tasks are created over MCP; list, filters, get, stats, stuck, cancel one, bulk cancel
 // with a dry run and progress, and the audit log that names who did it; documented exit codes. Part 2: pause and
-// resume, retry, restart from a step (one task and by filter, with progress).
+// resume, retry, restart from a step (one task and by filter, with progress). The fair-share limits (the demo's
+// shared "archive-uploads" limit) with every column the API gives.
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -41,6 +42,9 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** The demo's shared limit (export_contacts names it) in a `limits --json` answer. */
+const named = (answer: any) => answer.limits.find((l: { key: string }) => l.key === "named:archive-uploads");
 
 describe("durable-mcp CLI against wrangler dev", () => {
   it("lists a tool's tasks by tag and status, shows one, counts them, and cancels one with an audit entry", async () => {
@@ -172,6 +176,29 @@ describe("durable-mcp CLI against wrangler dev", () => {
     const audit = await cliJson("audit");
     const actions = audit.entries.filter((e: { target: { taskId?: string } }) => e.target.taskId === taskId);
     expect(actions.map((e: { action: string }) => e.action)).toEqual(["resume", "pause"]);
+  });
+
+  it("shows the fair-share limits per key, the rate columns included", async () => {
+    // export_contacts names the shared "archive-uploads" limit (20): a long export holds one of its slots.
+    const { taskId } = await mcp.startTask("export_contacts", {
+      bucket: "contacts-archive",
+      batches: 20,
+      secondsPerBatch: 60,
+    });
+    try {
+      const json = await until(
+        () => cliJson("limits"),
+        (answer) => named(answer)?.inUse >= 1,
+      );
+      expect(json.limiter).toBe("on");
+      // A concurrency limit only: no rate window, and none waits for one.
+      expect(named(json)).toMatchObject({ limit: 20, windowCount: null, rateWaiting: 0 });
+      const table = (await cli("limits")).stdout;
+      expect(table).toMatch(/^KEY\s+LIMIT\s+IN USE\s+QUEUED\s+WAITS\s+OLDEST WAIT\s+RATE WINDOW\s+RATE WAITING$/m);
+      expect(table).toMatch(/^named:archive-uploads\s+20\s+[1-9]\d*\s+\d+\s+\d+\s+\S+\s+-\s+0$/m);
+    } finally {
+      await mcp.cancelTask(taskId);
+    }
   });
 
   it("exits with the documented codes", async () => {

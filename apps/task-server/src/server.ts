@@ -19,6 +19,8 @@ export interface Env extends AuthEnv {
   FILE_URL_SECRET?: string;
   /** The task catalog (D1) the operator API reads. */
   TASK_CATALOG?: D1Database;
+  /** The fair-share limiter (the shared "archive-uploads" limit of export_contacts). */
+  TASK_LIMITER: DurableObjectNamespace;
   /** The operator API's token (a secret); without it the operator API answers on loopback only. */
   OPERATOR_TOKEN?: string;
 }
@@ -179,6 +181,8 @@ export const createServer = (_env: Env) => {
       pollInterval: "1 second",
       // Clients without the Tasks extension get the handle at once instead of waiting for the export.
       fallback: "handle",
+      // The shared "archive-uploads" limit (worker.ts): the operator console's Limits view shows its slots.
+      concurrency: { limit: "archive-uploads" },
     },
     async ({ bucket, batches, secondsPerBatch }, step) => {
       let contacts = 0;

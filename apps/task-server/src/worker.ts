@@ -16,11 +16,14 @@ const mcp = durableMcp(createServer, {
   webhooks: { secret: "FILE_URL_SECRET" },
   // The operator API (docs/operations.md): with the OPERATOR_TOKEN secret set, that token; without it, loopback only.
   operator: { token: "OPERATOR_TOKEN" },
+  // One shared named limit (export_contacts names it), roomy enough that the demo never queues on it.
+  limits: { named: { "archive-uploads": { concurrent: 20 } } },
 });
 
 export const TaskRunner = mcp.TaskRunner;
 export const FileRunner = mcp.FileRunner;
 export const TaskIndex = mcp.TaskIndex;
+export const TaskLimiter = mcp.TaskLimiter;
 export { TaskWatcher, WatcherClients };
 
 const app = new Hono<{ Bindings: Env; Variables: { principal: string } }>();

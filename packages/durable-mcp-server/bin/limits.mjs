@@ -17,6 +17,7 @@ export async function limitsCommand(options, { call, print, table }) {
           ["WAITS", (l) => l.waits],
           ["OLDEST WAIT", (l) => (l.oldestWaitMs === null ? "-" : `${Math.round(l.oldestWaitMs / 1000)}s`)],
           ["RATE WINDOW", (l) => l.windowCount ?? "-"],
+          ["RATE WAITING", (l) => l.rateWaiting ?? "-"],
         ]),
   );
 }

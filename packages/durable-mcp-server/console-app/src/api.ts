@@ -126,3 +126,15 @@ export function formatTime(iso: string | null | undefined): string {
   const date = new Date(iso);
   return `${date.toLocaleDateString(undefined, { month: "short", day: "numeric" })} ${date.toLocaleTimeString(undefined, { hour12: false })}`;
 }
+
+/** One limit key as GET /operator/limits shows it (the server's LimiterStatus with its key). */
+export interface LimitRow {
+  key: string;
+  limit: number | null;
+  inUse: number;
+  queued: number;
+  waits: number;
+  oldestWaitMs: number | null;
+  windowCount: number | null;
+  rateWaiting: number;
+}

@@ -1,10 +1,11 @@
 // The operator console: one page over the operator API (docs/operations.md, "The console"). Routes are the URL's
-// hash, so the Worker serves one document at its path: #/ the fleet, #/tasks/ID a run, #/stuck, #/audit.
+// hash, so the Worker serves one document at its path: #/ the fleet, #/tasks/ID a run, #/stuck, #/limits, #/audit.
 import { StrictMode, useCallback, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { api, ApiError, token, type OperatorInfo } from "./api.ts";
 import { Audit } from "./Audit.tsx";
 import { Fleet } from "./Fleet.tsx";
+import { Limits } from "./Limits.tsx";
 import { RunView } from "./RunView.tsx";
 import { Stuck } from "./Stuck.tsx";
 import "uplot/dist/uPlot.min.css";
@@ -45,11 +46,13 @@ function App() {
     ? "run"
     : route === "/stuck"
       ? "stuck"
-      : route === "/audit"
-        ? "audit"
-        : "fleet";
+      : route === "/limits"
+        ? "limits"
+        : route === "/audit"
+          ? "audit"
+          : "fleet";
   useEffect(() => {
-    document.title = `${{ fleet: "Fleet", run: "Task", stuck: "Stuck tasks", audit: "Audit log" }[page]} · Tasks console`;
+    document.title = `${{ fleet: "Fleet", run: "Task", stuck: "Stuck tasks", limits: "Limits", audit: "Audit log" }[page]} · Tasks console`;
   }, [page]);
   return (
     <>
@@ -62,6 +65,9 @@ function App() {
             </a>
             <a href="#/stuck" aria-current={page === "stuck" ? "page" : undefined}>
               Stuck
+            </a>
+            <a href="#/limits" aria-current={page === "limits" ? "page" : undefined}>
+              Limits
             </a>
             <a href="#/audit" aria-current={page === "audit" ? "page" : undefined}>
               Audit log
@@ -87,7 +93,7 @@ function App() {
           </p>
         )}
         {access.kind === "token" && <TokenForm refused={access.refused} done={connect} />}
-        {access.kind === "ready" && access.info.catalog === "off" && page !== "run" && (
+        {access.kind === "ready" && access.info.catalog === "off" && page !== "run" && page !== "limits" && (
           <p role="alert" className="error">
             The task catalog is off on this deployment: bind a D1 database (durableMcp's catalog option) to list tasks.
           </p>
@@ -97,6 +103,7 @@ function App() {
           <RunView key={route} taskId={decodeURIComponent(route.slice("/tasks/".length))} info={access.info} />
         )}
         {access.kind === "ready" && page === "stuck" && <Stuck />}
+        {access.kind === "ready" && page === "limits" && <Limits />}
         {access.kind === "ready" && page === "audit" && <Audit />}
       </main>
     </>
