@@ -54,7 +54,7 @@ async function floorF(origin: string, n: number): Promise<number[]> {
 }
 
 /** Lists `session`'s first page back to back until it shows `taskId`: [ms since `from`, lists that missed it]. */
-async function listedAfter(session: LegacySession, taskId: string, from: number, giveUpMs = 30_000) {
+async function listedAfter(session: LegacySession, taskId: string, from: number, giveUpMs = 60_000) {
   for (let missed = 0; ; missed++) {
     const { ids } = await session.list();
     if (ids.includes(taskId)) return { lagMs: now() - from, missed };
