@@ -10,7 +10,7 @@ export interface Summary {
 }
 
 /** Nearest-rank quantile of already sorted samples. */
-function quantile(sorted: number[], q: number): number {
+export function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 

@@ -5,6 +5,8 @@
 //   /mcp-session-list  the same tools and TaskRunners, with a per-session 2025-11-25 `tasks/list`
 //   /mcp-quiet         the same tools with task event logging off (`events: "none"`)
 //   /mcp-step-events   the same tools logging every step (`events: "all"`)
+//   /mcp-catalog       /mcp-session-list's settings with the D1 task catalog bound (BENCH_CATALOG): lists from it,
+//                      nothing indexed at create (`pnpm bench:catalog-create`)
 // /mcp-quiet and /mcp-step-events have TaskRunner classes of their own, since the event level is fixed per class.
 import { DurableObject } from "cloudflare:workers";
 import { durableMcp, McpServer } from "durable-mcp-server";
@@ -23,6 +25,9 @@ export interface Env {
   FILE_URL_SECRET: string;
   TASK_INDEX: DurableObjectNamespace;
   MCP_SESSION_SECRET: string;
+  CATALOG_TASK_RUNNER: DurableObjectNamespace;
+  /** Optional: without it /mcp-catalog keeps no catalog. */
+  BENCH_CATALOG?: D1Database;
 }
 
 /** A step result is JSON of at most 1 MiB, so a string result may carry 1 MiB minus its two quotes. */
@@ -123,6 +128,20 @@ export const TaskIndex = mcp.TaskIndex;
 // The same tools and TaskRunners as /mcp, opted into per-session 2025-11-25 `tasks/list` (/mcp, without
 // authenticate, neither advertises nor serves it; docs/clients.md).
 const sessionList = durableMcp<Env>(createServer, { files: true, path: "/mcp-session-list", taskList: "session" });
+
+// /mcp-session-list with the task catalog bound: its runners (a class of their own, since the catalog binding is
+// fixed per class) file their rows in BENCH_CATALOG after each change, and its per-session `tasks/list` reads them
+// there, so a create writes no TaskIndex entry first. The other endpoints name no catalog binding that is bound
+// (the library's default is TASK_CATALOG), so they keep no catalog.
+const catalog = durableMcp<Env>(createServer, {
+  binding: "CATALOG_TASK_RUNNER",
+  files: true,
+  path: "/mcp-catalog",
+  taskList: "session",
+  catalog: "BENCH_CATALOG",
+  index: false,
+});
+export const CatalogTaskRunner = catalog.TaskRunner;
 
 // Their tasks live in other TaskRunner namespaces, so they keep out of /mcp's index.
 const quiet = durableMcp<Env>(createServer, {
@@ -367,6 +386,7 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   // With ctx, task creates use the library's pre-created TaskRunners (refilled after each reply).
   if (url.pathname === "/mcp") return mcp.serve(request, env, ctx);
   if (url.pathname === "/mcp-session-list") return sessionList.serve(request, env, ctx);
+  if (url.pathname === "/mcp-catalog") return catalog.serve(request, env, ctx);
   if (url.pathname === "/mcp-quiet") return quiet.serve(request, env, ctx);
   if (url.pathname === "/mcp-step-events") return stepEvents.serve(request, env, ctx);
   if (url.pathname === "/mcp-counted") return counted.serve(request, env, ctx);
