@@ -1,6 +1,7 @@
 // `pnpm bench:uploads`: the upload row alone (bench/files-upload.ts) on a fresh `wrangler dev`: tus-js-client
-// against a raw put of the same bytes through the same Worker, client wall time, interleaved, 3 rounds at 1, 5 and
-// 50 MiB chunks of 1 GiB, with the server's CPU per transfer. Prints the table and a Markdown block (commit, command,
+// against a raw put of the same bytes through the same Worker, and against chunked puts and a multipart upload of
+// the same chunks (what chunking itself costs), client wall time, interleaved, 3 rounds at 1, 5 and 50 MiB chunks of
+// 1 GiB, with the server's CPU per transfer. Prints the table and a Markdown block (commit, command,
 // load) for a dated summary under docs/bench-results/, and appends the run to results/bench-uploads-history.jsonl.
 //   BENCH_PORT (8795), BENCH_UPLOAD_MIB (1024; 256 with BENCH_QUICK=1), BENCH_UPLOAD_CHUNKS ("1,5,50"),
 //   BENCH_UPLOAD_ROUNDS (3), BENCH_LABEL (names the build measured)
@@ -61,13 +62,18 @@ console.log(
 console.log(fileRowsTable(measurement));
 console.log(UPLOAD_FLOOR_NOTE);
 console.log("\nMarkdown:\n");
-console.log("| chunk | pair | first | raw put ms | tus ms | ratio | server CPU s: put | upload |");
-console.log("|---|---|---|---|---|---|---|---|");
+console.log(
+  "| chunk | round | order | raw put ms | tus ms | chunked puts ms | multipart ms | put ÷ tus | chunked ÷ tus | " +
+    "server CPU s: put | tus | chunked | multipart |",
+);
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+const fixed = (value: number | null, digits: number) => (value === null ? "—" : value.toFixed(digits));
 for (const p of measurement.pairs) {
   console.log(
-    `| ${p.chunkMiB} MiB | ${p.round} | ${p.rawPutFirst ? "put" : "tus"} | ${p.rawPutMs.toFixed(0)} | ` +
-      `${p.uploadMs.toFixed(0)} | ${(p.rawPutMs / p.uploadMs).toFixed(2)} | ${p.rawPutCpu?.toFixed(2) ?? "—"} | ` +
-      `${p.uploadCpu?.toFixed(2) ?? "—"} |`,
+    `| ${p.chunkMiB} MiB | ${p.round} | ${p.order.join(" → ")} | ${fixed(p.rawPutMs, 0)} | ${fixed(p.uploadMs, 0)} | ` +
+      `${fixed(p.chunkedMs, 0)} | ${fixed(p.multipartMs, 0)} | ${(p.rawPutMs / p.uploadMs).toFixed(2)} | ` +
+      `${(p.chunkedMs / p.uploadMs).toFixed(2)} | ${fixed(p.rawPutCpu, 2)} | ${fixed(p.uploadCpu, 2)} | ` +
+      `${fixed(p.chunkedCpu, 2)} | ${fixed(p.multipartCpu, 2)} |`,
   );
 }
 console.log(`appended to ${history.file}`);

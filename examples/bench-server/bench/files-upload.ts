@@ -7,6 +7,11 @@
 // Beside the time, the CPU the server's workerd processes spent on each transfer (utime + stime from /proc, both
 // of wrangler dev's processes: its proxy and the runtime; one process runs the Worker and every Durable Object, so
 // the figure is the Worker's and the FileRunner's CPU together).
+// Two more floors say what chunking itself costs, whatever the server does with a chunk: "chunked puts" sends the
+// same bytes as one PUT per chunk, one at a time like tus-js-client, each piped by the Worker into an R2 object of
+// its own (a request and a durable write per chunk, and no assembly into one object: less than any upload that ends
+// as one object can do); "multipart" (chunks of at least 5 MiB, R2's least part) sends each chunk as one part of one
+// multipart upload, then completes it — the least a chunked upload into one R2 object costs.
 import { createHash, randomFillSync } from "node:crypto";
 import { request } from "node:http";
 import * as tus from "tus-js-client";
@@ -19,13 +24,23 @@ const TUS = { "Tus-Resumable": "1.0.0" };
 export interface UploadPair {
   round: number;
   chunkMiB: number;
+  /** The order the transfers ran in, this round: "put", "tus", "chunked", "multipart". */
+  order: string[];
   rawPutFirst: boolean;
   rawPutMs: number;
   uploadMs: number;
+  /** The chunked floors; multipart is null below R2's 5 MiB least part. */
+  chunkedMs: number;
+  multipartMs: number | null;
   /** Server CPU seconds of each transfer, when measured. */
   rawPutCpu: number | null;
   uploadCpu: number | null;
+  chunkedCpu: number | null;
+  multipartCpu: number | null;
 }
+
+/** R2's least part (all but the last): the multipart floor runs from this chunk size up. */
+const MIN_PART_MIB = 5;
 
 export interface UploadMeasurement {
   sizeBytes: number;
@@ -66,6 +81,55 @@ function rawPut(origin: string, bytes: Buffer): Promise<{ ms: number; key: strin
   });
 }
 
+/** One request with node:http (the stack tus-js-client uses in Node); the answer's body as text. */
+function send(method: string, url: string, body?: Uint8Array | string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = body === undefined ? {} : { "Content-Length": String(Buffer.byteLength(body)) };
+    const req = request(url, { method, headers }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+async function sendOk(method: string, url: string, body?: Uint8Array | string): Promise<string> {
+  const answer = await send(method, url, body);
+  if (answer.status < 200 || answer.status > 299)
+    throw new Error(`${method} ${url}: HTTP ${answer.status} ${answer.text}`);
+  return answer.text;
+}
+
+/** The chunked-puts floor: one PUT per chunk, one at a time, each into an object of its own. */
+async function chunkedPuts(origin: string, bytes: Buffer, chunkBytes: number): Promise<{ ms: number; run: string }> {
+  const run = `c${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+  const started = performance.now();
+  for (let at = 0, index = 0; at < bytes.byteLength; at += chunkBytes, index++) {
+    const chunk = bytes.subarray(at, Math.min(at + chunkBytes, bytes.byteLength));
+    await sendOk("PUT", `${origin}/floor/chunk-put?run=${run}&index=${index}&size=${chunk.byteLength}`, chunk);
+  }
+  return { ms: performance.now() - started, run };
+}
+
+/** The multipart floor: a multipart upload started, one part per chunk, one at a time, completed. */
+async function multipartPuts(origin: string, bytes: Buffer, chunkBytes: number): Promise<{ ms: number; key: string }> {
+  const key = `floor/multipart-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
+  const started = performance.now();
+  const { uploadId } = JSON.parse(await sendOk("POST", `${origin}/floor/multipart?key=${key}`)) as { uploadId: string };
+  const at = `${origin}/floor/multipart?key=${key}&uploadId=${encodeURIComponent(uploadId)}`;
+  const parts: unknown[] = [];
+  for (let offset = 0, part = 1; offset < bytes.byteLength; offset += chunkBytes, part++) {
+    const chunk = bytes.subarray(offset, Math.min(offset + chunkBytes, bytes.byteLength));
+    parts.push(JSON.parse(await sendOk("PUT", `${at}&part=${part}&size=${chunk.byteLength}`, chunk)));
+  }
+  const { size } = JSON.parse(await sendOk("POST", `${at}&complete=1`, JSON.stringify(parts))) as { size: number };
+  if (size !== bytes.byteLength) throw new Error(`multipart floor: stored ${size} of ${bytes.byteLength} bytes`);
+  return { ms: performance.now() - started, key };
+}
+
 /** tus-js-client from start() to onSuccess; no retries (a failure fails the bench). */
 function tusUpload(origin: string, bytes: Buffer, sha256: string, chunkBytes: number) {
   const started = performance.now();
@@ -82,6 +146,10 @@ function tusUpload(origin: string, bytes: Buffer, sha256: string, chunkBytes: nu
     });
     upload.start();
   });
+}
+
+async function deleteFloorObject(origin: string, key: string): Promise<void> {
+  await sendOk("DELETE", `${origin}/floor/r2-put?key=${encodeURIComponent(key)}`);
 }
 
 async function expectStatus(response: Response, status: number, what: string): Promise<void> {
@@ -109,42 +177,65 @@ export async function measureUploads(
     return [value, cpuSeconds ? cpuSeconds() - before : null];
   };
   const pairs: UploadPair[] = [];
+  const kinds = ["put", "tus", "chunked", "multipart"] as const;
   for (let round = 0; round < rounds; round++) {
     for (const chunkMiB of chunkMiBs) {
-      const rawPutFirst = round % 2 === 0;
-      const put = () => cpuOf(() => rawPut(origin, bytes));
-      const upload = () => cpuOf(() => tusUpload(origin, bytes, sha256, Math.round(chunkMiB * MIB)));
-      let p: Awaited<ReturnType<typeof put>>;
-      let u: Awaited<ReturnType<typeof upload>>;
-      if (rawPutFirst) {
-        p = await put();
-        u = await upload();
-      } else {
-        u = await upload();
-        p = await put();
+      const chunkBytes = Math.round(chunkMiB * MIB);
+      // Each round starts the rotation one transfer later, so every transfer runs first, second, … in turn.
+      const order = kinds
+        .map((_, i) => kinds[(i + round) % kinds.length]!)
+        .filter((kind) => kind !== "multipart" || chunkMiB >= MIN_PART_MIB);
+      const ms: Record<string, number> = {};
+      const cpu: Record<string, number | null> = {};
+      const cleanups: (() => Promise<void>)[] = [];
+      for (const kind of order) {
+        if (kind === "put") {
+          const [p, c] = await cpuOf(() => rawPut(origin, bytes));
+          [ms.put, cpu.put] = [p.ms, c];
+          cleanups.push(() => deleteFloorObject(origin, p.key));
+        } else if (kind === "tus") {
+          const [u, c] = await cpuOf(() => tusUpload(origin, bytes, sha256, chunkBytes));
+          [ms.tus, cpu.tus] = [u.ms, c];
+          cleanups.push(async () =>
+            expectStatus(await fetch(u.url, { method: "DELETE", headers: TUS }), 204, "upload cleanup"),
+          );
+        } else if (kind === "chunked") {
+          const [f, c] = await cpuOf(() => chunkedPuts(origin, bytes, chunkBytes));
+          [ms.chunked, cpu.chunked] = [f.ms, c];
+          cleanups.push(async () => void (await sendOk("DELETE", `${origin}/floor/chunks?run=${f.run}`)));
+        } else {
+          const [m, c] = await cpuOf(() => multipartPuts(origin, bytes, chunkBytes));
+          [ms.multipart, cpu.multipart] = [m.ms, c];
+          cleanups.push(() => deleteFloorObject(origin, m.key));
+        }
       }
       const pair: UploadPair = {
         round: round + 1,
         chunkMiB,
-        rawPutFirst,
-        rawPutMs: p[0].ms,
-        uploadMs: u[0].ms,
-        rawPutCpu: p[1],
-        uploadCpu: u[1],
+        order,
+        rawPutFirst: order.indexOf("put") < order.indexOf("tus"),
+        rawPutMs: ms.put!,
+        uploadMs: ms.tus!,
+        chunkedMs: ms.chunked!,
+        multipartMs: ms.multipart ?? null,
+        rawPutCpu: cpu.put ?? null,
+        uploadCpu: cpu.tus ?? null,
+        chunkedCpu: cpu.chunked ?? null,
+        multipartCpu: cpu.multipart ?? null,
       };
       pairs.push(pair);
-      const cpu = cpuSeconds ? `; server CPU s: put ${p[1]!.toFixed(2)}, upload ${u[1]!.toFixed(2)}` : "";
+      const cpuText = cpuSeconds
+        ? `; server CPU s: put ${pair.rawPutCpu!.toFixed(2)}, upload ${pair.uploadCpu!.toFixed(2)}, chunked ` +
+          `${pair.chunkedCpu!.toFixed(2)}${pair.multipartCpu === null ? "" : `, multipart ${pair.multipartCpu.toFixed(2)}`}`
+        : "";
       log(
-        `upload round ${round + 1}, ${chunkMiB} MiB chunks: raw put ${p[0].ms.toFixed(0)} ms, tus ${u[0].ms.toFixed(0)} ms, ` +
-          `ratio ${(p[0].ms / u[0].ms).toFixed(2)}${cpu}`,
+        `upload round ${round + 1}, ${chunkMiB} MiB chunks (${order.join(" → ")}): raw put ${pair.rawPutMs.toFixed(0)} ms, ` +
+          `tus ${pair.uploadMs.toFixed(0)} ms, chunked puts ${pair.chunkedMs.toFixed(0)} ms` +
+          `${pair.multipartMs === null ? "" : `, multipart ${pair.multipartMs.toFixed(0)} ms`}; ` +
+          `ratio ${(pair.rawPutMs / pair.uploadMs).toFixed(2)}, tus vs chunked ${(pair.chunkedMs / pair.uploadMs).toFixed(2)}${cpuText}`,
       );
       // The local bucket keeps every object on disk until the run ends: free them as we go.
-      await expectStatus(
-        await fetch(`${origin}/floor/r2-put?key=${encodeURIComponent(p[0].key)}`, { method: "DELETE" }),
-        204,
-        "raw put cleanup",
-      );
-      await expectStatus(await fetch(u[0].url, { method: "DELETE", headers: TUS }), 204, "upload cleanup");
+      for (const cleanup of cleanups) await cleanup();
     }
   }
   return { sizeBytes, chunkMiBs, pairs, rows: uploadRows(sizeBytes, chunkMiBs, pairs) };
@@ -152,30 +243,58 @@ export async function measureUploads(
 
 const GIB = 1024 * MIB;
 
+const list = (values: number[]) => values.map((r) => r.toFixed(2)).join(", ");
+
 function uploadRows(sizeBytes: number, chunkMiBs: number[], pairs: UploadPair[]): TargetRow[] {
   const mbps = (ms: number) => sizeBytes / 1e6 / (ms / 1000);
   const gib = sizeBytes / GIB;
-  return chunkMiBs.map((chunkMiB) => {
+  return chunkMiBs.flatMap((chunkMiB) => {
     const mine = pairs.filter((pair) => pair.chunkMiB === chunkMiB);
-    // The verdict is the median of the pairs' own ratios: a pair's two transfers ran back to back.
+    // The verdict is the median of the pairs' own ratios: a pair's transfers ran back to back.
     const ratios = mine.map((pair) => pair.rawPutMs / pair.uploadMs);
     const verdict = median(ratios);
     const cpu = mine[0]?.uploadCpu != null;
+    const perGiB = (pick: (p: UploadPair) => number | null) => (median(mine.map((p) => pick(p)!)) / gib).toFixed(2);
     const cpuNote = cpu
-      ? `; server CPU s/GiB: upload ${(median(mine.map((p) => p.uploadCpu!)) / gib).toFixed(2)}, raw put ${(
-          median(mine.map((p) => p.rawPutCpu!)) / gib
-        ).toFixed(2)}`
+      ? `; server CPU s/GiB: upload ${perGiB((p) => p.uploadCpu)}, raw put ${perGiB((p) => p.rawPutCpu)}, ` +
+        `chunked puts ${perGiB((p) => p.chunkedCpu)}` +
+        (mine[0]!.multipartCpu === null ? "" : `, multipart ${perGiB((p) => p.multipartCpu)}`)
       : "";
-    return {
-      metric:
-        `upload: tus-js-client, ${sizeBytes / MIB} MiB in ${chunkMiB} MiB PATCHes, client wall time ` +
-        `(pairs: ${ratios.map((r) => r.toFixed(2)).join(", ")}${cpuNote})`,
-      target: "≥ 0.9× raw put",
-      floor: `raw put through the Worker ${median(mine.map((p) => mbps(p.rawPutMs))).toFixed(1)} MB/s`,
+    const rows: TargetRow[] = [
+      {
+        metric:
+          `upload: tus-js-client, ${sizeBytes / MIB} MiB in ${chunkMiB} MiB PATCHes, client wall time ` +
+          `(pairs: ${list(ratios)}${cpuNote})`,
+        target: "≥ 0.9× raw put",
+        floor: `raw put through the Worker ${median(mine.map((p) => mbps(p.rawPutMs))).toFixed(1)} MB/s`,
+        measured: `${median(mine.map((p) => mbps(p.uploadMs))).toFixed(1)} MB/s`,
+        ratio: ratio(verdict),
+        met: verdict >= 0.9,
+      },
+    ];
+    const chunked = mine.map((p) => p.chunkedMs / p.uploadMs);
+    const chunking = mine.map((p) => p.rawPutMs / p.chunkedMs);
+    rows.push({
+      metric: `  the same upload against chunked puts of ${chunkMiB} MiB (rounds: ${list(chunked)}); chunked puts against the raw put: ${list(chunking)}`,
+      target: "information",
+      floor: `chunked puts ${median(mine.map((p) => mbps(p.chunkedMs))).toFixed(1)} MB/s (${ratio(median(chunking))} raw put)`,
       measured: `${median(mine.map((p) => mbps(p.uploadMs))).toFixed(1)} MB/s`,
-      ratio: ratio(verdict),
-      met: verdict >= 0.9,
-    };
+      ratio: ratio(median(chunked)),
+      met: null,
+    });
+    if (mine.every((p) => p.multipartMs !== null)) {
+      const multipart = mine.map((p) => p.multipartMs! / p.uploadMs);
+      const parting = mine.map((p) => p.rawPutMs / p.multipartMs!);
+      rows.push({
+        metric: `  the same upload against a multipart upload of ${chunkMiB} MiB parts (rounds: ${list(multipart)}); multipart against the raw put: ${list(parting)}`,
+        target: "information",
+        floor: `multipart ${median(mine.map((p) => mbps(p.multipartMs!))).toFixed(1)} MB/s (${ratio(median(parting))} raw put)`,
+        measured: `${median(mine.map((p) => mbps(p.uploadMs))).toFixed(1)} MB/s`,
+        ratio: ratio(median(multipart)),
+        met: null,
+      });
+    }
+    return rows;
   });
 }
 
@@ -184,4 +303,6 @@ export const UPLOAD_FLOOR_NOTE =
   "floor: one PUT /floor/r2-put of the same bytes through the same Worker (node:http, Content-Length, the body " +
   "piped natively into one R2 put(): no library, no hashing, no multipart, one request); measured: tus-js-client " +
   "from start() to onSuccess (POST, one PATCH per chunk, completion in the last). Client wall time both; a ratio " +
-  "is raw put ms / upload ms of one interleaved pair; the row's ratio is the median pair.";
+  "is raw put ms / upload ms of one interleaved pair; the row's ratio is the median pair. Chunked puts: one PUT per " +
+  "chunk, one at a time, each into its own R2 object; multipart: one part per chunk of one multipart upload, then " +
+  "complete() (chunks ≥ 5 MiB). Each round rotates the order of the transfers.";

@@ -142,6 +142,25 @@ await withServer(port, async (server) => {
   assert.equal(typeof (await floor<{ dateMs: number }>("/floor/clock?iterations=1000")).dateMs, "number");
   assert.equal((await fetch(`${server.origin}/nowhere`)).status, 404);
 
+  // The upload bench's chunked floors (bench/files-upload.ts): a chunk into an object of its own, then removed; a
+  // one-part multipart upload completed, then removed; a chunk whose Content-Length is not its size refused.
+  const at = server.origin;
+  const put = (url: string, body: string) => fetch(url, { method: "PUT", body });
+  assert.equal(
+    ((await (await put(`${at}/floor/chunk-put?run=smoke&index=0&size=3`, "abc")).json()) as { size: number }).size,
+    3,
+  );
+  assert.equal((await put(`${at}/floor/chunk-put?run=smoke&index=1&size=4`, "abc")).status, 411);
+  assert.equal((await fetch(`${at}/floor/chunks?run=smoke`, { method: "DELETE" })).status, 204);
+  const started = (await (await fetch(`${at}/floor/multipart?key=floor/smoke`, { method: "POST" })).json()) as {
+    uploadId: string;
+  };
+  const multipart = `${at}/floor/multipart?key=floor/smoke&uploadId=${encodeURIComponent(started.uploadId)}`;
+  const part = await (await put(`${multipart}&part=1&size=3`, "abc")).json();
+  const completed = await fetch(`${multipart}&complete=1`, { method: "POST", body: JSON.stringify([part]) });
+  assert.equal(((await completed.json()) as { size: number }).size, 3);
+  assert.equal((await fetch(`${at}/floor/r2-put?key=floor/smoke`, { method: "DELETE" })).status, 204);
+
   // What bench:memory reads (bench/memory.ts): both workerd processes, told apart, and a forced collection of the
   // isolate over the inspector, which workerd carries out only once a request (the nudge) enters the isolate.
   const split = workerdRssByRole(server.pgid!, server.stateDir);
