@@ -55,7 +55,7 @@ export function uploadSettings(): { sizeBytes: number; chunkMiBs: number[]; roun
   const mib = Number(process.env.BENCH_UPLOAD_MIB ?? (quick ? 256 : 1024));
   const chunkMiBs = (process.env.BENCH_UPLOAD_CHUNKS ?? "1,5,50").split(",").map(Number);
   const rounds = Number(process.env.BENCH_UPLOAD_ROUNDS ?? 3);
-  if (!(mib > 0) || chunkMiBs.some((c) => !(c > 0)) || !(rounds > 0)) throw new Error("bad BENCH_UPLOAD_* setting");
+  if (!(mib > 0) || chunkMiBs.some((c) => !(c > 0)) || !(rounds >= 0)) throw new Error("bad BENCH_UPLOAD_* setting");
   return { sizeBytes: Math.round(mib * MIB), chunkMiBs, rounds };
 }
 
@@ -130,8 +130,20 @@ async function multipartPuts(origin: string, bytes: Buffer, chunkBytes: number):
   return { ms: performance.now() - started, key };
 }
 
+/** `sizeBytes` random bytes and their SHA-256 (hex), the file every transfer sends. */
+export function randomFile(sizeBytes: number): { bytes: Buffer; sha256: string } {
+  const bytes = Buffer.allocUnsafe(sizeBytes);
+  for (let at = 0; at < sizeBytes; at += 64 * 1024) randomFillSync(bytes, at, Math.min(64 * 1024, sizeBytes - at));
+  return { bytes, sha256: createHash("sha256").update(bytes).digest("hex") };
+}
+
+/** Removes a finished tus upload's file. */
+export async function deleteUpload(url: string): Promise<void> {
+  await expectStatus(await fetch(url, { method: "DELETE", headers: TUS }), 204, "upload cleanup");
+}
+
 /** tus-js-client from start() to onSuccess; no retries (a failure fails the bench). */
-function tusUpload(origin: string, bytes: Buffer, sha256: string, chunkBytes: number) {
+export function tusUpload(origin: string, bytes: Buffer, sha256: string, chunkBytes: number) {
   const started = performance.now();
   return new Promise<{ ms: number; url: string }>((resolve, reject) => {
     const upload = new tus.Upload(bytes, {
@@ -168,9 +180,7 @@ export async function measureUploads(
   cpuSeconds?: () => number,
 ): Promise<UploadMeasurement> {
   const { sizeBytes, chunkMiBs, rounds } = settings;
-  const bytes = Buffer.allocUnsafe(sizeBytes);
-  for (let at = 0; at < sizeBytes; at += 64 * 1024) randomFillSync(bytes, at, Math.min(64 * 1024, sizeBytes - at));
-  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  const { bytes, sha256 } = randomFile(sizeBytes);
   const cpuOf = async <T>(fn: () => Promise<T>): Promise<[T, number | null]> => {
     const before = cpuSeconds?.() ?? 0;
     const value = await fn();
@@ -196,9 +206,7 @@ export async function measureUploads(
         } else if (kind === "tus") {
           const [u, c] = await cpuOf(() => tusUpload(origin, bytes, sha256, chunkBytes));
           [ms.tus, cpu.tus] = [u.ms, c];
-          cleanups.push(async () =>
-            expectStatus(await fetch(u.url, { method: "DELETE", headers: TUS }), 204, "upload cleanup"),
-          );
+          cleanups.push(() => deleteUpload(u.url));
         } else if (kind === "chunked") {
           const [f, c] = await cpuOf(() => chunkedPuts(origin, bytes, chunkBytes));
           [ms.chunked, cpu.chunked] = [f.ms, c];
@@ -238,7 +246,8 @@ export async function measureUploads(
       for (const cleanup of cleanups) await cleanup();
     }
   }
-  return { sizeBytes, chunkMiBs, pairs, rows: uploadRows(sizeBytes, chunkMiBs, pairs) };
+  // BENCH_UPLOAD_ROUNDS=0 measures no pairs (the heap peaks only): no rows then.
+  return { sizeBytes, chunkMiBs, pairs, rows: rounds === 0 ? [] : uploadRows(sizeBytes, chunkMiBs, pairs) };
 }
 
 const GIB = 1024 * MIB;

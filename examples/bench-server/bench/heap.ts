@@ -18,6 +18,13 @@ export interface HeapPeak<T> {
   /** The largest used and total (committed) heap any sample saw while `during` ran. */
   peakUsedBytes: number;
   peakTotalBytes: number;
+  /**
+   * The largest ArrayBuffer backing store any sample saw (`backingStorageSize`: buffers live outside the V8 heap
+   * but count against the isolate's memory), or null when the inspector does not report it.
+   */
+  peakBackingBytes: number | null;
+  /** The ArrayBuffer backing store after the forced collection before `during`, when reported. */
+  baselineBackingBytes: number | null;
   /** Used heap after a forced full collection once `during` was done: what it left behind. */
   afterUsedBytes: number;
   samples: number;
@@ -29,6 +36,7 @@ export interface HeapPeak<T> {
 interface HeapUsage {
   usedSize: number;
   totalSize: number;
+  backingStorageSize?: number;
 }
 
 /**
@@ -43,6 +51,7 @@ export async function heapPeakDuring<T>(server: BenchServer, during: () => Promi
     const baseline = await session.collectGarbage(nudge);
     let peakUsed = baseline.usedSize;
     let peakTotal = baseline.totalSize;
+    let peakBacking: number | null = (baseline as HeapUsage).backingStorageSize ?? null;
     let samples = 0;
     let longestGapMs = 0;
     // Set once `during` is over (an object: the loop below reads it across awaits).
@@ -57,6 +66,7 @@ export async function heapPeakDuring<T>(server: BenchServer, during: () => Promi
         samples++;
         peakUsed = Math.max(peakUsed, usage.usedSize);
         peakTotal = Math.max(peakTotal, usage.totalSize);
+        if (usage.backingStorageSize !== undefined) peakBacking = Math.max(peakBacking ?? 0, usage.backingStorageSize);
       }
     })();
     const begin = performance.now();
@@ -74,6 +84,8 @@ export async function heapPeakDuring<T>(server: BenchServer, during: () => Promi
       baselineUsedBytes: baseline.usedSize,
       peakUsedBytes: peakUsed,
       peakTotalBytes: peakTotal,
+      peakBackingBytes: peakBacking,
+      baselineBackingBytes: (baseline as HeapUsage).backingStorageSize ?? null,
       afterUsedBytes: after.usedSize,
       samples,
       longestGapMs,
