@@ -38,15 +38,16 @@ interface Entry extends RunHeader {
 const settings = uploadSettings();
 const loadBefore = loadavg();
 const loadDuring: number[] = [];
+function log(message: string): void {
+  loadDuring.push(loadavg()[0]!);
+  console.error(`${message} (load ${loadavg()[0]!.toFixed(2)})`);
+}
+
 const measured = await withServer(port, async (server) => {
   // wrangler dev runs two workerd processes (a proxy and the Worker's runtime): count both.
   const workerd = groupMembers(server.pgid!).filter((member) => member.comm === "workerd");
   if (workerd.length === 0) throw new Error("no workerd process in the wrangler dev group");
   const cpu = () => workerd.reduce((sum, member) => sum + cpuSeconds(member.pid), 0);
-  const log = (message: string) => {
-    loadDuring.push(loadavg()[0]!);
-    console.error(`${message} (load ${loadavg()[0]!.toFixed(2)})`);
-  };
   const measurement = await measureUploads(server.origin, settings, log, cpu);
   // Item 4: the isolate's peak V8 heap while one upload of the same size runs, once per chunk size (BENCH_UPLOAD_HEAP=0
   // skips it). Under wrangler dev the Worker and the FileRunner share the isolate, so the figure is both together.

@@ -145,7 +145,6 @@ await withServer(port, async (server) => {
   // The upload bench's chunked floors (bench/files-upload.ts): a chunk into an object of its own, then removed; a
   // one-part multipart upload completed, then removed; a chunk whose Content-Length is not its size refused.
   const at = server.origin;
-  const put = (url: string, body: string) => fetch(url, { method: "PUT", body });
   assert.equal(
     ((await (await put(`${at}/floor/chunk-put?run=smoke&index=0&size=3`, "abc")).json()) as { size: number }).size,
     3,
@@ -188,3 +187,7 @@ await withServer(port, async (server) => {
 mkdirSync(join(workspaceRoot, "results/tests"), { recursive: true });
 writeFileSync(join(workspaceRoot, "results/tests/bench-server.json"), JSON.stringify({ passed: 1, failed: 0 }));
 console.log(`bench-server smoke test passed in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+
+function put(url: string, body: string): Promise<Response> {
+  return fetch(url, { method: "PUT", body });
+}
