@@ -5,6 +5,7 @@ import { FILE_SCHEMA, FileStore, type FileRecord } from "./file-store.js";
 import type { FileAccess } from "./file-access.js";
 import { UPLOAD_LEASE_MS } from "../limits.js";
 import { DigestSlot, type RunningDigest } from "./running-digest.js";
+import { BufferShelf } from "./buffer-shelf.js";
 import { completeUpload, partSizeFor, receiveChunk } from "./upload.js";
 import {
   objectKey,
@@ -78,6 +79,8 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
      * lease). Memory only: gone with an eviction or a crash, and completion then digests the stored object.
      */
     private digest = new DigestSlot();
+    /** Parts and read buffers between writers (buffer-shelf.ts): at most 3 parts and a read buffer, 16 MiB. */
+    private buffers = new BufferShelf(4);
 
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env);
@@ -132,7 +135,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
         return lease.digest;
       };
       const key = objectKey(access.handle);
-      return receiveChunk(this, this.bucket(), key, access, offset, body, checksum, length, digestFor);
+      return receiveChunk(this, this.bucket(), key, access, offset, body, checksum, length, digestFor, this.buffers);
     }
 
     /**
@@ -287,6 +290,8 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       const rehashed = running ? 0 : size;
       const started = Date.now();
       const outcome = await completeUpload(this.target(), running);
+      // No part of this upload is written any more (a digest mismatch starts it over: the next writer allocates).
+      this.buffers.clear();
       const fields = {
         handle: outcome.file.handle,
         size: outcome.file.size,
@@ -316,6 +321,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       await this.ctx.storage.deleteAll();
       this.ready = false;
       this.digest.clear();
+      this.buffers.clear();
     }
 
     /**

@@ -1,3 +1,4 @@
+import type { BufferShelf } from "./buffer-shelf.js";
 import type { RunningDigest } from "./running-digest.js";
 import type { WriteCoordinator, WriteEnding, WriteLease } from "./file-runner-rpc.js";
 
@@ -59,13 +60,14 @@ export class PartWriter {
     private readonly lease: WriteLease,
     private readonly digest: RunningDigest | null,
     private readonly checked: boolean,
+    private readonly buffers: BufferShelf,
   ) {
     const { file } = lease;
     this.size = file.size;
     this.partSize = file.partSize;
     this.partNumber = lease.partCount + 1;
     this.partStart = (this.partNumber - 1) * this.partSize;
-    this.part = new Uint8Array(Math.min(this.partSize, file.size - this.partStart));
+    this.part = new Uint8Array(buffers.take(Math.min(this.partSize, file.size - this.partStart)));
     for (const row of lease.pending) {
       this.part.set(row, this.filled);
       this.filled += row.byteLength;
@@ -129,6 +131,14 @@ export class PartWriter {
     return this.lost ? "lost" : ending;
   }
 
+  /**
+   * Shelves the part being filled once this body is over and its bytes are committed (call it only then: pending
+   * rows are copied into SQLite by the commit, so nothing reads the buffer after it).
+   */
+  release(): void {
+    this.buffers.give(this.part.buffer as ArrayBuffer);
+  }
+
   private async commit(parts: R2UploadedPart[], pending: Uint8Array[], to: number) {
     const ok = await this.coordinator.commitWrite(this.lease.id, { from: this.kept, offset: to, parts, pending });
     if (!ok) this.lost = true;
@@ -146,7 +156,7 @@ export class PartWriter {
     const to = this.partStart + bytes.byteLength;
     while (this.uploading.length >= PARTS_IN_FLIGHT) await this.uploading.shift();
     this.partStart = to;
-    this.part = new Uint8Array(Math.max(0, Math.min(this.partSize, this.size - this.partStart)));
+    this.part = new Uint8Array(this.buffers.take(Math.max(0, Math.min(this.partSize, this.size - this.partStart))));
     this.filled = 0;
     this.keptInPart = 0;
     if (this.lost) return;
@@ -154,6 +164,8 @@ export class PartWriter {
     const before = this.inflight;
     this.inflight = (async () => {
       const done = await uploaded;
+      // R2 has the part's bytes, and the digest was fed them before the part filled: the buffer is free.
+      this.buffers.give(bytes.buffer as ArrayBuffer);
       await before;
       if (this.lost) return;
       if (this.checked) this.newParts.push(done);

@@ -1,6 +1,7 @@
 import { MAX_PARTS, MIN_PART_BYTES } from "../limits.js";
 import { toHex } from "../util/encoding.js";
 import type { FileAccess } from "./file-access.js";
+import { BufferShelf } from "./buffer-shelf.js";
 import type { FileStore } from "./file-store.js";
 import type { ChunkChecksum, WriteCoordinator, WriteEnding, WriteLease, WriteOutcome } from "./file-runner-rpc.js";
 import { PartWriter } from "./part-writer.js";
@@ -31,7 +32,8 @@ export interface UploadTarget {
  * arrived and matched it. A body that runs past the declared length is refused whole, whenever the excess shows up:
  * the FileRunner takes back what this body committed. `digestFor`, given by the FileRunner that runs this, hands the
  * lease the upload's running whole-file digest (null when it did not survive: completion then hashes the stored
- * object); a writer elsewhere passes none.
+ * object); a writer elsewhere passes none. `buffers`, the FileRunner's shelf, lends the parts and the read buffer and
+ * takes them back (a writer elsewhere allocates its own).
  */
 export async function receiveChunk(
   coordinator: WriteCoordinator,
@@ -43,6 +45,7 @@ export async function receiveChunk(
   checksum: ChunkChecksum | null,
   length: number | null,
   digestFor?: (lease: WriteLease) => RunningDigest | null,
+  buffers: BufferShelf = new BufferShelf(0),
 ): Promise<WriteOutcome | null> {
   const begun = await coordinator.beginWrite(access, offset, length);
   if (!begun || begun.kind === "refused") {
@@ -52,7 +55,7 @@ export async function receiveChunk(
   const { lease } = begun;
   let ending: WriteEnding;
   try {
-    ending = await stream(coordinator, bucket, key, lease, body, checksum, digestFor?.(lease) ?? null);
+    ending = await stream(coordinator, bucket, key, lease, body, checksum, digestFor?.(lease) ?? null, buffers);
   } catch (error) {
     // R2 or the FileRunner failed mid-body: the lease is released (what was committed stays), and that first
     // error is the one that propagates, not a second one from the release.
@@ -70,11 +73,15 @@ async function stream(
   body: ReadableStream<Uint8Array>,
   checksum: ChunkChecksum | null,
   digest: RunningDigest | null,
+  buffers: BufferShelf,
 ): Promise<WriteEnding> {
   const chunkDigest = checksum ? new crypto.DigestStream(checksum.algorithm) : null;
   const chunkWriter = chunkDigest?.getWriter();
-  const parts = new PartWriter(coordinator, bucket, key, lease, digest, checksum !== null);
-  const ending = await readBody(bodyReader(body), parts, chunkWriter);
+  const parts = new PartWriter(coordinator, bucket, key, lease, digest, checksum !== null, buffers);
+  const reader = bodyReader(body, buffers);
+  const ending = await readBody(reader, parts, chunkWriter);
+  // Every chunk read was copied into the parts (and the chunk digest got its own copy).
+  if (ending === "done") reader.release();
   await parts.inflight;
   if (parts.lost) return "lost";
 
@@ -90,7 +97,9 @@ async function stream(
     if (ending !== "done") return ending;
     if (!equalBytes(sent, checksum.digest)) return "checksum_mismatch";
   }
-  return ending === "done" && parts.reachedEnd() ? parts.sendLast() : parts.keepRest(ending);
+  const result = await (ending === "done" && parts.reachedEnd() ? parts.sendLast() : parts.keepRest(ending));
+  parts.release();
+  return result;
 }
 
 /**
@@ -135,6 +144,8 @@ interface BodyReader {
   read(): Promise<Uint8Array | null>;
   /** Stops the body; a failure to cancel changes nothing for the writer, which has stopped reading. */
   cancel(): Promise<void>;
+  /** The body ended and nothing reads its last chunk any more: the read buffer goes back on the shelf. */
+  release(): void;
 }
 
 /**
@@ -144,7 +155,7 @@ interface BodyReader {
  * made in JavaScript has only the default reader. Never a read that waits for a minimum (`readAtLeast`): when the
  * body breaks off, everything read so far must already be in the caller's hands.
  */
-function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
+function bodyReader(body: ReadableStream<Uint8Array>, buffers: BufferShelf): BodyReader {
   let byob: ReadableStreamBYOBReader | null = null;
   try {
     byob = body.getReader({ mode: "byob" });
@@ -154,7 +165,7 @@ function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
   }
   if (byob) {
     const reader = byob;
-    let buffer = new ArrayBuffer(READ_BYTES);
+    let buffer = buffers.take(READ_BYTES);
     return {
       async read() {
         const next = await reader.read(new Uint8Array(buffer, 0, READ_BYTES));
@@ -163,6 +174,7 @@ function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
         return next.done ? null : next.value;
       },
       cancel: () => reader.cancel().catch(() => {}),
+      release: () => buffers.give(buffer),
     };
   }
   const reader = body.getReader();
@@ -175,6 +187,7 @@ function bodyReader(body: ReadableStream<Uint8Array>): BodyReader {
       }
     },
     cancel: () => reader.cancel().catch(() => {}),
+    release: () => {},
   };
 }
 
