@@ -1,19 +1,21 @@
-import { runInDurableObject, SELF } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { BufferShelf } from "../../src/file-runner/buffer-shelf.js";
-import type { FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
-import { fixtureEnv } from "../helpers.js";
-import { createUpload, handleOf, MIB, ORIGIN, patch, randomBytes, sha256Hex } from "../files/helpers.js";
-
-function runnerOf(handle: string) {
-  const namespace = fixtureEnv.FILE_RUNNER;
-  return namespace.get(namespace.idFromName(handle)) as unknown as DurableObjectStub & FileRunnerRpc;
-}
+import {
+  createUpload,
+  fetchFile,
+  fileRunnerOf,
+  handleOf,
+  MIB,
+  patch,
+  randomBytes,
+  sha256Hex,
+} from "../files/helpers.js";
 
 /** How many buffers the FileRunner of `handle` has on its shelf now. */
 function shelved(handle: string): Promise<number> {
   return runInDurableObject(
-    runnerOf(handle),
+    fileRunnerOf(handle),
     (instance) => (instance as unknown as { buffers: BufferShelf }).buffers.size,
   );
 }
@@ -65,7 +67,7 @@ describe("a FileRunner's buffers", () => {
     // than the shelf keeps; completion empties it.
     expect(between.slice(0, -1).every((count) => count >= 1 && count <= 4)).toBe(true);
     expect(between.at(-1)).toBe(0);
-    const download = await SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
+    const download = await fetchFile(handle);
     expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
     const got = new Uint8Array(await download.arrayBuffer());
     expect(got.byteLength).toBe(bytes.byteLength);
@@ -82,7 +84,7 @@ describe("a FileRunner's buffers", () => {
     // The read buffer and the parts that landed wait for the next PATCH.
     expect(await shelved(handle)).toBeGreaterThanOrEqual(2);
     expect((await patch(url, 21 * MIB, bytes.subarray(21 * MIB))).status).toBe(204);
-    const download = await SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
+    const download = await fetchFile(handle);
     expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
     expect(await sha256Hex(new Uint8Array(await download.arrayBuffer()))).toBe(sha256);
   });

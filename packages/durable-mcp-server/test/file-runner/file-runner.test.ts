@@ -1,11 +1,12 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
 import { FileStore } from "../../src/file-runner/file-store.js";
 import { newFileHandle } from "../../src/ids.js";
 import { fixtureEnv } from "../helpers.js";
 import {
   createUpload,
+  fetchFile,
+  fileRunnerOf,
   handleOf,
   head,
   MIB,
@@ -15,11 +16,6 @@ import {
   sha256Hex,
   uploadAll,
 } from "../files/helpers.js";
-
-function runnerOf(handle: string) {
-  const namespace = fixtureEnv.FILE_RUNNER;
-  return namespace.get(namespace.idFromName(handle)) as unknown as DurableObjectStub & FileRunnerRpc;
-}
 
 /** A body that delivers `bytes` and then breaks, as a dropped connection does. */
 function breakingBody(bytes: Uint8Array, piece: number): ReadableStream<Uint8Array> {
@@ -44,13 +40,13 @@ describe("FileRunner", () => {
     const handle = handleOf(url);
     // Evict between every two chunks: part buffers, part uploads and the digest must all survive it.
     for (let at = 0; at < bytes.byteLength; at += 3 * MIB) {
-      await evictDurableObject(runnerOf(handle));
+      await evictDurableObject(fileRunnerOf(handle));
       const offset = Number((await head(url)).headers.get("Upload-Offset"));
       expect(offset).toBe(at);
       const reply = await patch(url, offset, bytes.subarray(offset, Math.min(bytes.byteLength, offset + 3 * MIB)));
       expect(reply.status).toBe(204);
     }
-    const download = await SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
+    const download = await fetchFile(handle);
     expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
     expect(await sha256Hex(new Uint8Array(await download.arrayBuffer()))).toBe(sha256);
   });
@@ -59,7 +55,7 @@ describe("FileRunner", () => {
     const bytes = randomBytes(7 * MIB);
     const sha256 = await sha256Hex(bytes);
     const handle = newFileHandle();
-    const runner = runnerOf(handle);
+    const runner = fileRunnerOf(handle);
     const access = { handle, principal: "alice" };
     await runner.create({
       ...access,
@@ -83,7 +79,7 @@ describe("FileRunner", () => {
   it("discards a broken chunk that carried a checksum", async () => {
     const bytes = randomBytes(2 * MIB);
     const handle = newFileHandle();
-    const runner = runnerOf(handle);
+    const runner = fileRunnerOf(handle);
     const access = { handle, principal: "alice" };
     await runner.create({ ...access, name: "x", mimeType: "a/b", size: bytes.byteLength, sha256: null, ttlMs: 60_000 });
     const checksum = {
@@ -97,7 +93,7 @@ describe("FileRunner", () => {
 
   it("aborts an expired upload and removes its parts from R2", async () => {
     const handle = newFileHandle();
-    const runner = runnerOf(handle);
+    const runner = fileRunnerOf(handle);
     const access = { handle, principal: "alice" };
     await runner.create({ ...access, name: "x", mimeType: "a/b", size: 12 * MIB, sha256: null, ttlMs: 1500 });
     await runner.write(access, 0, new Response(randomBytes(6 * MIB)).body!, null);
@@ -117,7 +113,7 @@ describe("FileRunner", () => {
 
   it("deletes a finished file when it expires", async () => {
     const handle = newFileHandle();
-    const runner = runnerOf(handle);
+    const runner = fileRunnerOf(handle);
     const access = { handle, principal: "alice" };
     const created = await runner.create({ ...access, name: "x", mimeType: "a/b", size: 5, sha256: null, ttlMs: 1000 });
     await runner.write(access, 0, new Response("hello").body!, null);
@@ -196,17 +192,17 @@ describe("completion", () => {
     const handle = handleOf(url);
     expect((await patch(url, 0, bytes.subarray(0, bytes.byteLength - 10))).status).toBe(204);
     // What receiving the last 10 bytes commits, then the process dies before completion runs.
-    await runInDurableObject(runnerOf(handle), (_, state) => {
+    await runInDurableObject(fileRunnerOf(handle), (_, state) => {
       state.storage.transactionSync(() =>
         new FileStore(state.storage.sql).appendPending(bytes.subarray(bytes.byteLength - 10), bytes.byteLength),
       );
     });
-    await evictDurableObject(runnerOf(handle));
+    await evictDurableObject(fileRunnerOf(handle));
     // The next look at the file completes it: HEAD, as a resuming tus client sends it (with the owner's headers;
     // the upload URL alone does nothing once the file is complete, see upload-urls.test.ts).
     const status = await head(url, { Authorization: "Bearer alice" });
     expect(status.headers.get("Upload-Offset")).toBe(String(bytes.byteLength));
-    const download = await SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
+    const download = await fetchFile(handle);
     expect(download.status).toBe(200);
     expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
     expect(await sha256Hex(new Uint8Array(await download.arrayBuffer()))).toBe(sha256);
@@ -219,7 +215,7 @@ describe("completion", () => {
     const sha256 = await sha256Hex(bytes);
     const { url } = await createUpload(bytes.byteLength, { sha256 });
     const handle = handleOf(url);
-    const runner = runnerOf(handle);
+    const runner = fileRunnerOf(handle);
     // One body: the 1000 bytes, then more in a later piece (no Content-Length to refuse it up front).
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -240,7 +236,7 @@ describe("completion", () => {
     const bytes = randomBytes(10 * MIB + 5);
     const sha256 = await sha256Hex(bytes);
     const handle = newFileHandle();
-    const runner = runnerOf(handle);
+    const runner = fileRunnerOf(handle);
     const access = { handle, principal: "alice" };
     await runner.create({ ...access, name: "x", mimeType: "a/b", size: bytes.byteLength, sha256, ttlMs: 60_000 });
     expect((await runner.write(access, 0, new Response(bytes.subarray(0, 3 * MIB)).body!, null))?.kind).toBe("written");

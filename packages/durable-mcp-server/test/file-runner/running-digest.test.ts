@@ -1,23 +1,26 @@
 // The upload's whole-file SHA-256 (src/file-runner/running-digest.ts): a native DigestStream the FileRunner keeps in
 // memory from one PATCH to the next and hands on only at the exact offset it was fed to; after an eviction (or a
 // refused chunk it had already been fed) completion digests the stored object in one native pass instead.
-import { evictDurableObject, runInDurableObject, SELF } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
 import type { DigestSlot } from "../../src/file-runner/running-digest.js";
 import { newFileHandle } from "../../src/ids.js";
-import { fixtureEnv } from "../helpers.js";
-import { createUpload, handleOf, head, MIB, ORIGIN, patch, randomBytes, sha256Hex } from "../files/helpers.js";
-
-function runnerOf(handle: string) {
-  const namespace = fixtureEnv.FILE_RUNNER;
-  return namespace.get(namespace.idFromName(handle)) as unknown as DurableObjectStub & FileRunnerRpc;
-}
+import {
+  createUpload,
+  fetchFile,
+  fileRunnerOf,
+  handleOf,
+  head,
+  MIB,
+  patch,
+  randomBytes,
+  sha256Hex,
+} from "../files/helpers.js";
 
 /** Where the FileRunner's kept running digest stands (null: none kept), read inside the live instance. */
 function keptDigestAt(handle: string): Promise<number | null> {
   return runInDurableObject(
-    runnerOf(handle),
+    fileRunnerOf(handle),
     (instance) => (instance as unknown as { digest: DigestSlot }).digest.offset,
   );
 }
@@ -53,7 +56,7 @@ describe("an upload's running digest", () => {
     const cut = 6 * MIB + 5;
     expect((await patch(url, 0, bytes.subarray(0, cut))).status).toBe(204);
     expect(await keptDigestAt(handle)).toBe(cut);
-    await evictDurableObject(runnerOf(handle));
+    await evictDurableObject(fileRunnerOf(handle));
     expect(await keptDigestAt(handle)).toBeNull();
     expect(await offsetOf(url)).toBe(cut);
     const last = await patch(url, cut, bytes.subarray(cut));
@@ -69,7 +72,7 @@ describe("an upload's running digest", () => {
     const { url } = await createUpload(bytes.byteLength, { sha256 });
     const handle = handleOf(url);
     expect((await patch(url, 0, bytes.subarray(0, 7 * MIB))).status).toBe(204);
-    await evictDurableObject(runnerOf(handle));
+    await evictDurableObject(fileRunnerOf(handle));
     // Past 0 with no digest: the writer digests nothing, and none is kept for later.
     expect((await patch(url, 7 * MIB, bytes.subarray(7 * MIB, 9 * MIB))).status).toBe(204);
     expect(await keptDigestAt(handle)).toBeNull();
@@ -99,7 +102,7 @@ describe("an upload's running digest", () => {
 describe("one writer at a time", () => {
   it("refuses the commits of a writer whose lease the object lost, and lets the next writer go on", async () => {
     const handle = newFileHandle();
-    const runner = runnerOf(handle);
+    const runner = fileRunnerOf(handle);
     const access = { handle, principal: "alice" };
     await runner.create({ ...access, name: "x", mimeType: "a/b", size: 100, sha256: null, ttlMs: 60_000 });
     const first = await runner.beginWrite(access, 0, null);
@@ -121,8 +124,4 @@ describe("one writer at a time", () => {
 /** A commit of `bytes` zero bytes from offset 0. */
 function commitOf(bytes: number) {
   return { from: 0, offset: bytes, parts: [], pending: [new Uint8Array(bytes)] };
-}
-
-function fetchFile(handle: string): Promise<Response> {
-  return SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
 }

@@ -3,17 +3,12 @@
 // docs/performance.md "Files, round 3"), and without giving up a byte that arrived when the body breaks off.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { objectKey, type FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
+import { objectKey } from "../../src/file-runner/file-runner-rpc.js";
 import { FileStore } from "../../src/file-runner/file-store.js";
 import { partSizeFor, receiveChunk } from "../../src/file-runner/upload.js";
 import { newFileHandle } from "../../src/ids.js";
 import { fixtureEnv } from "../helpers.js";
-import { MIB, randomBytes, sha256Hex } from "../files/helpers.js";
-
-function runnerOf(handle: string) {
-  const namespace = fixtureEnv.FILE_RUNNER;
-  return namespace.get(namespace.idFromName(handle)) as unknown as DurableObjectStub & FileRunnerRpc;
-}
+import { fileRunnerOf, MIB, randomBytes, sha256Hex } from "../files/helpers.js";
 
 /**
  * A byte stream over `bytes` that answers each read with at most `piece` bytes and records what it was asked for:
@@ -56,7 +51,7 @@ function byteSource(bytes: Uint8Array, piece: number, breakAt?: number) {
 
 async function newUpload(size: number, sha256: string | null) {
   const handle = newFileHandle();
-  const runner = runnerOf(handle);
+  const runner = fileRunnerOf(handle);
   const access = { handle, principal: "alice" };
   await runner.create({ ...access, name: "x.bin", mimeType: "application/octet-stream", size, sha256, ttlMs: 60_000 });
   return { handle, runner, access };
@@ -69,7 +64,7 @@ describe("reading a PATCH body", () => {
     const { handle, access } = await newUpload(bytes.byteLength, sha256);
     const source = byteSource(bytes, 512 * 1024);
     const outcome = await receiveChunk(
-      runnerOf(handle),
+      fileRunnerOf(handle),
       fixtureEnv.FILES,
       objectKey(handle),
       access,

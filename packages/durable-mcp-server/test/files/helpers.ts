@@ -1,5 +1,7 @@
 // Raw tus 1.0.0 requests against the fixture Worker, as an off-the-shelf client frames them.
 import { SELF } from "cloudflare:test";
+import type { FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
+import { fixtureEnv } from "../helpers.js";
 
 export const MIB = 1024 * 1024;
 export const ORIGIN = "http://fixture.test";
@@ -74,4 +76,15 @@ export async function uploadAll(url: string, bytes: Uint8Array, chunk: number, f
     if (last.status !== 204) throw new Error(`PATCH at ${at} answered ${last.status}: ${await last.text()}`);
   }
   return last!;
+}
+
+/** The FileRunner of `handle`, for the tests that reach the object itself. */
+export function fileRunnerOf(handle: string): DurableObjectStub & FileRunnerRpc {
+  const namespace = fixtureEnv.FILE_RUNNER;
+  return namespace.get(namespace.idFromName(handle)) as unknown as DurableObjectStub & FileRunnerRpc;
+}
+
+/** The file `handle` downloaded by its owner. */
+export function fetchFile(handle: string): Promise<Response> {
+  return SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
 }
