@@ -59,28 +59,6 @@ export function uploadSettings(): { sizeBytes: number; chunkMiBs: number[]; roun
   return { sizeBytes: Math.round(mib * MIB), chunkMiBs, rounds };
 }
 
-/** One PUT of `bytes` to the raw-put floor with node:http; ms to the answer, and the stored object's key. */
-function rawPut(origin: string, bytes: Buffer): Promise<{ ms: number; key: string }> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${origin}/floor/r2-put?size=${bytes.byteLength}`,
-      { method: "PUT", headers: { "Content-Length": String(bytes.byteLength) } },
-      (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (body += chunk));
-        res.on("end", () => {
-          if (res.statusCode !== 200) return reject(new Error(`raw put: HTTP ${res.statusCode} ${body}`));
-          resolve({ ms: performance.now() - started, key: (JSON.parse(body) as { key: string }).key });
-        });
-      },
-    );
-    req.on("error", reject);
-    req.end(bytes);
-  });
-}
-
 /** One request with node:http (the stack tus-js-client uses in Node); the answer's body as text. */
 function send(method: string, url: string, body?: Uint8Array | string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
@@ -101,6 +79,13 @@ async function sendOk(method: string, url: string, body?: Uint8Array | string): 
   if (answer.status < 200 || answer.status > 299)
     throw new Error(`${method} ${url}: HTTP ${answer.status} ${answer.text}`);
   return answer.text;
+}
+
+/** One PUT of `bytes` to the raw-put floor; ms to the answer, and the stored object's key. */
+async function rawPut(origin: string, bytes: Buffer): Promise<{ ms: number; key: string }> {
+  const started = performance.now();
+  const answer = await sendOk("PUT", `${origin}/floor/r2-put?size=${bytes.byteLength}`, bytes);
+  return { ms: performance.now() - started, key: (JSON.parse(answer) as { key: string }).key };
 }
 
 /** The chunked-puts floor: one PUT per chunk, one at a time, each into an object of its own. */

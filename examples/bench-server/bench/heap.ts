@@ -51,7 +51,8 @@ export async function heapPeakDuring<T>(server: BenchServer, during: () => Promi
     const baseline = await session.collectGarbage(nudge);
     let peakUsed = baseline.usedSize;
     let peakTotal = baseline.totalSize;
-    let peakBacking: number | null = (baseline as HeapUsage).backingStorageSize ?? null;
+    const baselineBacking = (baseline as HeapUsage).backingStorageSize ?? null;
+    let peakBacking = baselineBacking;
     let samples = 0;
     let longestGapMs = 0;
     // Set once `during` is over (an object: the loop below reads it across awaits).
@@ -85,7 +86,7 @@ export async function heapPeakDuring<T>(server: BenchServer, during: () => Promi
       peakUsedBytes: peakUsed,
       peakTotalBytes: peakTotal,
       peakBackingBytes: peakBacking,
-      baselineBackingBytes: (baseline as HeapUsage).backingStorageSize ?? null,
+      baselineBackingBytes: baselineBacking,
       afterUsedBytes: after.usedSize,
       samples,
       longestGapMs,
