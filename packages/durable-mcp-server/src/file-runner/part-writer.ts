@@ -86,7 +86,7 @@ export class PartWriter {
     for (let at = 0; at < chunk.byteLength;) {
       const piece = chunk.subarray(at, at + Math.min(this.part.byteLength - this.filled, chunk.byteLength - at));
       this.part.set(piece, this.filled);
-      // The digest is fed from the part (a buffer never reused), not from the read buffer the next read refills.
+      // The digest is fed from the part (reused only once R2 has it), not from the read buffer the next read refills.
       await this.digest?.update(this.part.subarray(this.filled, this.filled + piece.byteLength));
       this.filled += piece.byteLength;
       this.position += piece.byteLength;
