@@ -170,6 +170,23 @@ const rows: Row[] = [
       (v) => `${v.toFixed(2)} prepares`,
     ),
   },
+  relative(
+    "create p50 where a warm pre-created runner serves it (`/mcp`, paced: 60 ms after each task), against F paced the same",
+    (r) => r.warm.create,
+    "paced F",
+    (r) => r.warm.httpFloor,
+    1.5,
+  ),
+  {
+    ...relative(
+      "  the same without the TaskIndex write (`/mcp-counted`, as with a catalog bound); share served by a prepared runner",
+      (r) => r.warm.createNoIndex,
+      "paced F",
+      (r) => r.warm.httpFloor,
+      1.5,
+    ),
+    measured: `${ms(mid((r) => r.warm.createNoIndex))} p50; ${(median(of((r) => r.warm.served)) * 100).toFixed(0)} % served`,
+  },
   {
     ...relative(
       "`tasks/get` p50, completed task",
@@ -206,6 +223,18 @@ const rows: Row[] = [
       (r) => r.postWriteFloor + r.postFloor,
       1.3,
     ),
+    target: "—",
+    met: "",
+  },
+  {
+    ...relative(
+      "  the same task with an inline result (`bench_inline`, 50 ms budget: tools/call → the result; information)",
+      (r) => r.inline.p50,
+      "F",
+      (r) => r.httpFloor,
+      3.25,
+    ),
+    measured: `${ms(mid((r) => r.inline.p50))} p50; ${of((r) => r.inline.asTask).reduce((a, b) => a + b, 0)} of ${rounds.length * sizes.perBlock} came back as a task`,
     target: "—",
     met: "",
   },

@@ -1,11 +1,13 @@
 // The performance table's rows (issue 32), each against a named floor measured in the same round, the floors
 // interleaved with what they judge so that drift in a shared machine's load falls on both. One round:
-//   F (GET /floor/http: HTTP → Worker → one call to a warm object), then create + poll to completion on /mcp, then
+//   F (GET /floor/http: HTTP → Worker → one call to a warm object), then create + poll to completion on /mcp and the
+//   same task with an inline result (bench_inline), then
 //   the new-object floor (GET /floor/http-write) and the committed-POST floor (a tools/call's request to
 //   /floor/http-post-write: one JSON.parse, one warm call that commits a row), then the POST floor (the tasks/get's own request to
 //   /floor/http-post: one JSON.parse, one warm call) and tasks/get in alternating halves, then F again (the round's
 //   F is both blocks together); the pool's gain (/mcp-counted with pre-created runners against
-//   /mcp-counted-nopool, order alternating by round) and its cost (prepares and rows counted in the objects); the
+//   /mcp-counted-nopool, order alternating by round) and its cost (prepares and rows counted in the objects); creates
+//   where a warm pre-created runner serves them (paced, on /mcp-counted then /mcp, between two paced F blocks); the
 //   synced-commit floor (INSERT + awaited storage.sync()) and 20 × 50 on the journal clock; per-step pairs at 2,000
 //   and 10,000 steps; three 10,000-step runs, each with tasks/get sent back to back, every get timed.
 // Every round is kept; a row's figure is the median of its rounds' own ratios (or values), and every round is shown.
@@ -17,8 +19,19 @@ import { benchClient, resultOf } from "./mcp.ts";
 import type { BenchServer } from "./server.ts";
 import { median, ms, summarize } from "./stats.ts";
 import { measureGetDuringRun, measureParallelJournalClock, measurePerStep } from "./steps.ts";
+import { inlineCall } from "./wire.ts";
 
 const oneStep = { steps: 1, payloadBytes: 0 };
+
+/**
+ * A paced block leaves this long after each request (a create: after its task completed), so that the pool's refill
+ * (PREPARED_RUNNER_REFILL_DELAY_MS, 50 ms after a reply) has prepared the next runner before the next create: about
+ * 12 creates a second, for which the pool keeps two runners ready. F is paced the same, to judge like with like.
+ */
+const PACED_GAP_MS = 60;
+/** Creates a paced block sends before it measures: until the pool's rate (its last 10 s) asks for runners. */
+const PACED_WARMUP = 30;
+const pause = () => new Promise((resolve) => setTimeout(resolve, PACED_GAP_MS));
 
 export interface TableSizes {
   rounds: number;
@@ -51,8 +64,16 @@ export interface TableRound {
   postWriteFloor: number;
   create: number;
   roundTripPolling: number;
+  /** The same one-step task with an inline budget (bench_inline): tools/call → the result; asTask: came back as a task. */
+  inline: { p50: number; asTask: number };
   get: number;
   pool: { first: "pool" | "nopool"; create: number; createNoPool: number; pool: PoolCounts; noPool: PoolCounts };
+  /**
+   * Creates where a warm pre-created runner serves them: paced (PACED_GAP_MS after each task), on `/mcp` and on
+   * `/mcp-counted` (no TaskIndex write), against F paced the same; `served`: the share of the counted block's
+   * creates that reached a prepared runner.
+   */
+  warm: { gapMs: number; httpFloor: number; create: number; createNoIndex: number; served: number; creates: number };
   perStep2000Ms: number;
   perStep10000Ms: number;
   /** Over the round's three runs; firstMs and lastMs: the worst first and the worst last get of a run. */
@@ -91,6 +112,7 @@ async function createBlock(client: McpHttpClient, n: number) {
 
 interface RawCounts {
   objects: number;
+  preparedCreates: number;
   calls: Record<string, number>;
   setAlarms: number;
   rowsWritten: number;
@@ -119,6 +141,46 @@ async function countedBlock(origin: string, path: string, n: number): Promise<[n
   ];
 }
 
+/** Paced creates after a paced warm-up: the p50 of the measured ones; `measuring` runs between the two. */
+async function pacedCreates(client: McpHttpClient, n: number, measuring?: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < PACED_WARMUP; i++) {
+    await createAndPoll(client);
+    await pause();
+  }
+  await measuring?.();
+  const creates: number[] = [];
+  for (let i = 0; i < n; i++) {
+    creates.push((await createAndPoll(client))[0]);
+    await pause();
+  }
+  return summarize(creates).p50;
+}
+
+/** A warm-runner block: F paced, creates on `/mcp-counted` (counted) and on `/mcp` paced, F paced again. */
+async function warmBlock(origin: string, n: number): Promise<TableRound["warm"]> {
+  const half = Math.max(1, Math.floor(n / 2));
+  const pacedF = () =>
+    repeat(half, async () => {
+      const [elapsed] = await httpSamples(origin, "/floor/http", 1);
+      await pause();
+      return elapsed!;
+    });
+  const f1 = await pacedF();
+  const createNoIndex = await pacedCreates(benchClient(`${origin}/mcp-counted`), n, () => counts(origin, true));
+  const c = await counts(origin, true);
+  const create = await pacedCreates(benchClient(`${origin}/mcp`), n);
+  const f2 = await pacedF();
+  const creates = c.calls.create ?? 0;
+  return {
+    gapMs: PACED_GAP_MS,
+    httpFloor: summarize([...f1, ...f2]).p50,
+    create,
+    createNoIndex,
+    served: creates > 0 ? c.preparedCreates / creates : 0,
+    creates,
+  };
+}
+
 export async function measureTableRound(server: BenchServer, round: number, sizes: TableSizes): Promise<TableRound> {
   const { origin } = server;
   const n = sizes.perBlock;
@@ -128,6 +190,8 @@ export async function measureTableRound(server: BenchServer, round: number, size
 
   const f1 = await httpSamples(origin, "/floor/http", n);
   const created = await createBlock(mcp, n);
+  const inlineCounted = { asTask: 0 };
+  const inline = summarize(await repeat(n, () => inlineCall(mcp, inlineCounted))).p50;
   const newObject = summarize(await httpSamples(origin, "/floor/http-write", n)).p50;
   const postWrite = postFloorClient(origin, "/floor/http-post-write", "tools/call");
   const createParams = { name: "bench_steps", arguments: oneStep, _meta: mcp.envelope() };
@@ -152,6 +216,8 @@ export async function measureTableRound(server: BenchServer, round: number, size
     pool[which] = await countedBlock(origin, which === "pool" ? "/mcp-counted" : "/mcp-counted-nopool", n);
   }
 
+  const warm = await warmBlock(origin, n / 2);
+
   const synced = await insertCost(origin, "/floor/insert-synced", 100, 0, 3);
   const parallel = await measureParallelJournalClock(quiet, 20, 50, sizes.parallelRuns);
 
@@ -172,6 +238,7 @@ export async function measureTableRound(server: BenchServer, round: number, size
     postWriteFloor,
     create: created.create,
     roundTripPolling: created.roundTrip,
+    inline: { p50: inline, asTask: inlineCounted.asTask },
     get: summarize(getSamples).p50,
     pool: {
       first: order[0]!,
@@ -180,6 +247,7 @@ export async function measureTableRound(server: BenchServer, round: number, size
       pool: pool.pool![1],
       noPool: pool.nopool![1],
     },
+    warm,
     perStep2000Ms: perStep.find((row) => row.steps === 2000)!.perStepMs,
     perStep10000Ms: perStep.find((row) => row.steps === 10_000)!.perStepMs,
     getWait: {
@@ -194,9 +262,10 @@ export async function measureTableRound(server: BenchServer, round: number, size
   };
   log(
     `round ${round + 1} (load ${load.map((l) => l.toFixed(2)).join(" ")}): F ${ms(result.httpFloor)}, create ` +
-      `${ms(result.create)}, round trip ${ms(result.roundTripPolling)}, get ${ms(result.get)} / POST floor ` +
+      `${ms(result.create)}, round trip ${ms(result.roundTripPolling)} (inline ${ms(inline)}), get ${ms(result.get)} / POST floor ` +
       `${ms(result.postFloor)}, new object ${ms(result.newObjectFloor)}, POST + commit ${ms(result.postWriteFloor)}; pool ${ms(result.pool.create)} / none ` +
-      `${ms(result.pool.createNoPool)}; per step ${ms(result.perStep2000Ms)} / ${ms(result.perStep10000Ms)}; ` +
+      `${ms(result.pool.createNoPool)}; warm runner ${ms(warm.create)} (no index ${ms(warm.createNoIndex)}, ` +
+      `${(warm.served * 100).toFixed(0)} % served) / paced F ${ms(warm.httpFloor)}; per step ${ms(result.perStep2000Ms)} / ${ms(result.perStep10000Ms)}; ` +
       `worst get ${ms(result.getWait.worstMs)} of ${result.getWait.gets}; 20×50 ` +
       `${result.parallel.stepsPerSecond.toFixed(0)} steps/s, synced commit ${ms(result.syncedCommitMs)}`,
   );

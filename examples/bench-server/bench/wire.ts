@@ -44,7 +44,7 @@ async function measureInline(client: McpHttpClient, calls = 200) {
 }
 
 /** One bench_inline call to its result, ms; one answered as a task is followed to completion and counted. */
-async function inlineCall(client: McpHttpClient, counted: { asTask: number }): Promise<number> {
+export async function inlineCall(client: McpHttpClient, counted: { asTask: number }): Promise<number> {
   const begin = now();
   const answer = await client.call("tools/call", { name: "bench_inline", arguments: steps(1) });
   if (answer.resultType === "task") {

@@ -23,6 +23,8 @@ const RPC_METHODS = [
 interface ObjectCounts {
   /** When its armed alarm is due (set by setAlarm, cleared by a delivery, deleteAlarm or deleteAll). */
   armedAt: number | undefined;
+  /** Whether a `prepare` reached it: a create that follows was served by a pre-created runner. */
+  prepared: boolean;
 }
 
 const objects = new Map<string, ObjectCounts>();
@@ -32,6 +34,8 @@ let setAlarms = 0;
 let alarmDeliveries = 0;
 let deleteAlls = 0;
 let kvWrites = 0;
+/** Creates that reached an object a `prepare` had made: the pool served them. */
+let preparedCreates = 0;
 /** Every SQL cursor the counted objects opened: their rowsWritten are summed when read (a cursor counts as it runs). */
 let cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
 
@@ -56,13 +60,14 @@ export function countsSnapshot() {
     rowsWritten: sqlRowsWritten + kvWrites + setAlarms,
     sqlRowsWritten,
     kvWrites,
+    preparedCreates,
   };
 }
 
 export function resetCounts(): void {
   objects.clear();
   calls.clear();
-  constructed = setAlarms = alarmDeliveries = deleteAlls = kvWrites = 0;
+  constructed = setAlarms = alarmDeliveries = deleteAlls = kvWrites = preparedCreates = 0;
   cursors = [];
 }
 
@@ -120,7 +125,7 @@ export function countedTaskRunner<C extends RunnerClass>(Base: C): C {
     constructor(ctx: DurableObjectState, env: never) {
       const id = ctx.id.toString();
       let object = objects.get(id);
-      if (!object) objects.set(id, (object = { armedAt: undefined }));
+      if (!object) objects.set(id, (object = { armedAt: undefined, prepared: false }));
       constructed++;
       countStorage(ctx, object);
       super(ctx, env);
@@ -129,8 +134,13 @@ export function countedTaskRunner<C extends RunnerClass>(Base: C): C {
   const base = Base.prototype as Record<string, (...args: unknown[]) => unknown>;
   for (const name of RPC_METHODS) {
     Object.defineProperty(counted.prototype, name, {
-      value: function (this: object, ...args: unknown[]) {
+      value: function (this: { ctx: DurableObjectState }, ...args: unknown[]) {
         bump(name);
+        if (name === "prepare" || name === "create") {
+          const object = objects.get(this.ctx.id.toString());
+          if (object && name === "prepare") object.prepared = true;
+          else if (object?.prepared) preparedCreates++;
+        }
         return base[name]!.apply(this, args);
       },
       writable: true,
