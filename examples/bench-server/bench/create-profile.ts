@@ -4,24 +4,15 @@
 // creates on /mcp-counted that a prepared runner serves (counted), then takes a V8 CPU profile through wrangler dev's
 // inspector over `PROFILE_CREATES` (300) such creates and prints self time by function (top 40). Shares, not absolute
 // times, compare across a loaded machine. PROFILE_OUT=<file> also writes the .cpuprofile.
-import { writeFileSync } from "node:fs";
-import { DevToolsSession, groupMembers } from "@durable-mcp/test-harness";
+import { groupMembers } from "@durable-mcp/test-harness";
 import { cpuSeconds, log, port } from "./common.ts";
+import { printHottest, profileDuring, selfTimes } from "./cpu-profile.ts";
 import { postFloorClient } from "./floor.ts";
 import { benchClient } from "./mcp.ts";
 import { withServer } from "./server.ts";
 
 const creates = Number(process.env.PROFILE_CREATES ?? 300);
 const pause = () => new Promise((resolve) => setTimeout(resolve, 60));
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-}
 
 await withServer(port, async (server) => {
   const origin = server.origin;
@@ -63,30 +54,10 @@ await withServer(port, async (server) => {
         `CPU after the reply included: the task's run and the refill)`,
     );
   }
-  const session = await DevToolsSession.open(server.spec.inspectorPort);
-  try {
-    await session.call("Profiler.enable");
-    await session.call("Profiler.setSamplingInterval", { interval: 50 });
-    await session.call("Profiler.start");
+  const profile = await profileDuring(server.spec.inspectorPort, async () => {
     for (let i = 0; i < creates; i++) await create();
-    const { profile } = await session.call<{ profile: Profile }>("Profiler.stop");
-    if (process.env.PROFILE_OUT) writeFileSync(process.env.PROFILE_OUT, JSON.stringify(profile));
-    const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-    const self = new Map<string, number>();
-    for (const id of profile.samples) {
-      const frame = byId.get(id)!.callFrame;
-      const key = `${frame.functionName || "(anonymous)"} ${frame.url.split("/").pop() ?? ""}:${frame.lineNumber + 1}`;
-      self.set(key, (self.get(key) ?? 0) + 1);
-    }
-    const total = profile.samples.length;
-    const idle = self.get("(idle) :0") ?? 0;
-    console.log(`${creates} warm creates: ${total} samples, ${total - idle} not idle`);
-    for (const [key, count] of [...self.entries()].toSorted((a, b) => b[1] - a[1]).slice(0, 40)) {
-      console.log(
-        `${((count / (total - idle)) * 100).toFixed(1).padStart(5)} %  ${count.toString().padStart(6)}  ${key}`,
-      );
-    }
-  } finally {
-    session.close();
-  }
+  });
+  const times = selfTimes(profile);
+  console.log(`${creates} warm creates: ${times.total} samples, ${times.total - times.idle} not idle`);
+  printHottest(times);
 });

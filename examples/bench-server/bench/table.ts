@@ -64,6 +64,8 @@ export interface TableRound {
   postWriteFloor: number;
   create: number;
   roundTripPolling: number;
+  /** The mean number of tasks/get a round trip sent until the task was final. */
+  getsPerTrip: number;
   /** The same one-step task with an inline budget (bench_inline): tools/call → the result; asTask: came back as a task. */
   inline: { p50: number; asTask: number };
   get: number;
@@ -85,16 +87,16 @@ export interface TableRound {
   };
 }
 
-/** tools/call → the handle, then tasks/get back to back until final: [create ms, round trip ms]. */
-async function createAndPoll(client: McpHttpClient): Promise<[number, number]> {
+/** tools/call → the handle, then tasks/get back to back until final: [create ms, round trip ms, gets sent]. */
+async function createAndPoll(client: McpHttpClient): Promise<[number, number, number]> {
   const begin = now();
   const taskId = (await client.startTask("bench_steps", oneStep)).taskId;
   const created = now() - begin;
-  for (;;) {
+  for (let gets = 1; ; gets++) {
     const task = await client.getTask(taskId);
     if (task.status !== "working") {
       resultOf(task);
-      return [created, now() - begin];
+      return [created, now() - begin, gets];
     }
   }
 }
@@ -102,12 +104,14 @@ async function createAndPoll(client: McpHttpClient): Promise<[number, number]> {
 async function createBlock(client: McpHttpClient, n: number) {
   const creates: number[] = [];
   const trips: number[] = [];
+  let gets = 0;
   for (let i = 0; i < n; i++) {
-    const [created, total] = await createAndPoll(client);
+    const [created, total, sent] = await createAndPoll(client);
     creates.push(created);
     trips.push(total);
+    gets += sent;
   }
-  return { create: summarize(creates).p50, roundTrip: summarize(trips).p50 };
+  return { create: summarize(creates).p50, roundTrip: summarize(trips).p50, getsPerTrip: gets / n };
 }
 
 interface RawCounts {
@@ -238,6 +242,7 @@ export async function measureTableRound(server: BenchServer, round: number, size
     postWriteFloor,
     create: created.create,
     roundTripPolling: created.roundTrip,
+    getsPerTrip: created.getsPerTrip,
     inline: { p50: inline, asTask: inlineCounted.asTask },
     get: summarize(getSamples).p50,
     pool: {
@@ -262,7 +267,7 @@ export async function measureTableRound(server: BenchServer, round: number, size
   };
   log(
     `round ${round + 1} (load ${load.map((l) => l.toFixed(2)).join(" ")}): F ${ms(result.httpFloor)}, create ` +
-      `${ms(result.create)}, round trip ${ms(result.roundTripPolling)} (inline ${ms(inline)}), get ${ms(result.get)} / POST floor ` +
+      `${ms(result.create)}, round trip ${ms(result.roundTripPolling)} (${result.getsPerTrip.toFixed(2)} gets; inline ${ms(inline)}), get ${ms(result.get)} / POST floor ` +
       `${ms(result.postFloor)}, new object ${ms(result.newObjectFloor)}, POST + commit ${ms(result.postWriteFloor)}; pool ${ms(result.pool.create)} / none ` +
       `${ms(result.pool.createNoPool)}; warm runner ${ms(warm.create)} (no index ${ms(warm.createNoIndex)}, ` +
       `${(warm.served * 100).toFixed(0)} % served) / paced F ${ms(warm.httpFloor)}; per step ${ms(result.perStep2000Ms)} / ${ms(result.perStep10000Ms)}; ` +
