@@ -73,7 +73,9 @@ export interface TableRound {
   /**
    * Creates where a warm pre-created runner serves them: paced (PACED_GAP_MS after each task), on `/mcp` and on
    * `/mcp-counted` (no TaskIndex write), against F paced the same; `served`: the share of the counted block's
-   * creates that reached a prepared runner.
+   * creates that reached a prepared runner; `creates`: how many of the block's creates were counted (fewer than
+   * the block's when the Worker reloaded mid-block and its counters with it: `wrangler dev` rebuilds on a source
+   * change).
    */
   warm: { gapMs: number; httpFloor: number; create: number; createNoIndex: number; served: number; creates: number };
   perStep2000Ms: number;

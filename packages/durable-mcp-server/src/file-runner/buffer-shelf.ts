@@ -27,6 +27,11 @@ export class BufferShelf {
     this.#free.push(buffer);
   }
 
+  /** Lets the collector have all but `most` of the shelved buffers (room for a buffer kept elsewhere). */
+  trim(most: number): void {
+    if (this.#free.length > most) this.#free.length = most;
+  }
+
   /** How many buffers are shelved (tests). */
   get size(): number {
     return this.#free.length;

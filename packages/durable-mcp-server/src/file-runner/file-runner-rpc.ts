@@ -1,6 +1,7 @@
 import type { DurableObject } from "cloudflare:workers";
 import type { FileAccess } from "./file-access.js";
 import type { FileRecord } from "./file-store.js";
+import type { FillingPart } from "./filling-part.js";
 
 // The FileRunner's contract, apart from the class that implements it (file-runner.ts): what the Worker side (the file
 // service, the tus route, step.files) and the shared chunk writer (upload.ts) speak to the object.
@@ -102,8 +103,16 @@ export interface WriteLease {
   file: FileRecord;
   /** Parts recorded so far; the next one is number `partCount + 1`. */
   partCount: number;
-  /** The bytes after the last part (already counted in `file.offset`): the start of the next part. */
+  /**
+   * The bytes after the last part (already counted in `file.offset`): the start of the next part, as the pending rows
+   * hold them. Empty when `filling` brings them.
+   */
   pending: Uint8Array[];
+  /**
+   * The same bytes in the part buffer the writer before left in the FileRunner's memory (filling-part.ts), when it
+   * holds exactly them: the writer fills on in it. Null for a writer outside the object, or after an eviction.
+   */
+  filling?: FillingPart | null;
 }
 
 export type BeginWrite = { kind: "lease"; lease: WriteLease } | { kind: "refused"; outcome: WriteOutcome };

@@ -6,7 +6,9 @@ import type { FileAccess } from "./file-access.js";
 import { UPLOAD_LEASE_MS } from "../limits.js";
 import { DigestSlot, type RunningDigest } from "./running-digest.js";
 import { BufferShelf } from "./buffer-shelf.js";
-import { completeUpload, partSizeFor, receiveChunk } from "./upload.js";
+import { FillingSlot, type FillingPart } from "./filling-part.js";
+import { openLease, type Lease } from "./write-lease.js";
+import { completeUpload, partSizeFor, receiveChunk, type WriterMemory } from "./upload.js";
 import {
   objectKey,
   type BeginWrite,
@@ -29,32 +31,8 @@ function fileEvent(event: string, fields: Record<string, string | number | boole
   else console.log(line);
 }
 
-/** The one writer of an upload, in the object's memory, with what `too_long` restores. */
-interface Lease {
-  id: string;
-  touchedAt: number;
-  /** The upload as the writer found it. */
-  from: number;
-  partCount: number;
-  pending: Uint8Array[];
-  /** The running digest this writer feeds (handed over by `write`); back to the object when the lease ends. */
-  digest: RunningDigest | null;
-  released: Promise<void>;
-  release: () => void;
-}
-
 function refuse(outcome: WriteOutcome): BeginWrite {
   return { kind: "refused", outcome };
-}
-
-/** A promise and the function that settles it (the lease's end, which waiting writers race against). */
-function latch(): { released: Promise<void>; release: () => void } {
-  let release: (() => void) | undefined;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  // The executor runs synchronously, so release is set here.
-  return { released, release: release! };
 }
 
 /** All bytes are in, the upload is not complete yet. */
@@ -81,6 +59,8 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
     private digest = new DigestSlot();
     /** Parts and read buffers between writers (buffer-shelf.ts): at most 3 parts and a read buffer, 16 MiB. */
     private buffers = new BufferShelf(4);
+    /** The part being filled between writers (filling-part.ts): one part, counted among the 4 above. */
+    private filling = new FillingSlot();
 
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env);
@@ -127,15 +107,21 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       checksum: ChunkChecksum | null,
       length: number | null = null,
     ): Promise<WriteOutcome | null> {
-      // The writer's lease gets the running digest if it stands at the lease's offset (design/files.md).
-      const digestFor = (granted: WriteLease) => {
-        const lease = this.lease;
-        if (lease?.id !== granted.id) return null;
-        lease.digest = this.digest.take(granted.file.offset);
-        return lease.digest;
+      const memory: WriterMemory = {
+        buffers: this.buffers,
+        // The writer's lease gets the running digest if it stands at the lease's offset (design/files.md).
+        digestFor: (granted: WriteLease) => {
+          const lease = this.lease;
+          if (lease?.id !== granted.id) return null;
+          lease.digest = this.digest.take(granted.file.offset);
+          return lease.digest;
+        },
+        keepFilling: (leaseId: string, part: FillingPart) => {
+          if (this.lease?.id === leaseId) this.lease.filling = part;
+        },
       };
       const key = objectKey(access.handle);
-      return receiveChunk(this, this.bucket(), key, access, offset, body, checksum, length, digestFor, this.buffers);
+      return receiveChunk(this, this.bucket(), key, access, offset, body, checksum, length, memory);
     }
 
     /**
@@ -165,17 +151,15 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       if (length !== null && offset + length > file.size) return refuse({ kind: "too_long", file });
       // Every byte was kept but completion never ran (the process died in between): finish it now.
       if (received(file)) return refuse(await this.serialized(() => this.complete()));
-      const { released, release } = latch();
-      const lease: Lease = {
-        id: crypto.randomUUID(),
-        touchedAt: Date.now(),
-        from: file.offset,
-        partCount: this.store.partCount(),
-        pending: this.store.pendingBytes(),
-        digest: null,
-        released,
-        release,
-      };
+      const partCount = this.store.partCount();
+      const partStart = partCount * file.partSize;
+      const kept = this.filling.take(partStart, Math.min(file.partSize, file.size - partStart), file.offset);
+      // At a part's start there are no pending rows to read.
+      const lease = openLease(
+        file.offset,
+        partCount,
+        kept ? null : file.offset === partStart ? [] : this.store.pendingBytes(),
+      );
       this.lease = lease;
       let current = file;
       if (file.size > file.partSize && !file.uploadId) {
@@ -190,8 +174,14 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
           throw error;
         }
       }
-      const { id, partCount, pending } = lease;
-      return { kind: "lease", lease: { id, file: current, partCount, pending } };
+      const granted: WriteLease = {
+        id: lease.id,
+        file: current,
+        partCount,
+        pending: lease.pending ?? [],
+        filling: kept,
+      };
+      return { kind: "lease", lease: granted };
     }
 
     async commitWrite(leaseId: string, commit: WriteCommit): Promise<boolean> {
@@ -199,6 +189,8 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       if (lease?.id !== leaseId) return false;
       const file = this.ready ? this.store.read() : null;
       if (!file || file.state !== "uploading" || commit.from !== file.offset || commit.offset > file.size) return false;
+      // Recording a part drops the pending rows it began with: a refused body must be able to put them back.
+      if (commit.parts.length > 0 && lease.pending === null) lease.pending = this.store.pendingBytes();
       this.ctx.storage.transactionSync(() => this.store.commit(commit.parts, commit.pending, commit.offset));
       lease.touchedAt = Date.now();
       return true;
@@ -223,7 +215,11 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
             // What this body committed is taken back: R2 keeps the bytes of its parts until the same part numbers
             // are uploaded again, and complete() only uses the parts recorded here.
             if (file.offset !== lease.from) {
-              this.ctx.storage.transactionSync(() => this.store.rollBack(lease.partCount, lease.pending, lease.from));
+              // Only part commits move the offset before a body is refused (its rest is committed at its end), and
+              // the first of them read the rows (commitWrite).
+              const pending = lease.pending;
+              if (!pending) throw new Error(`upload ${file.handle}: a refused body's first rows were never read`);
+              this.ctx.storage.transactionSync(() => this.store.rollBack(lease.partCount, pending, lease.from));
             }
             return { kind: "too_long", file: this.store.read()! };
           }
@@ -236,10 +232,16 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
         });
       } finally {
         if (lease) {
-          // Before the next writer goes on: it finds the digest where this one left it (if it still fits).
+          // Before the next writer goes on: it finds the digest and the part where this one left them (if they still
+          // fit).
           const file = this.ready ? this.store.read() : null;
-          this.digest.putBack(lease.digest, file?.state === "uploading" ? file.offset : null);
+          const offset = file?.state === "uploading" ? file.offset : null;
+          this.digest.putBack(lease.digest, offset);
+          this.filling.putBack(lease.filling, offset);
+          // A kept part is one of the 4 buffers the object keeps between writers.
+          if (this.filling.offset !== null) this.buffers.trim(3);
           lease.digest = null;
+          lease.filling = null;
           this.endLease(lease);
         }
       }
@@ -292,6 +294,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       const outcome = await completeUpload(this.target(), running);
       // No part of this upload is written any more (a digest mismatch starts it over: the next writer allocates).
       this.buffers.clear();
+      this.filling.clear();
       const fields = {
         handle: outcome.file.handle,
         size: outcome.file.size,
@@ -322,6 +325,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       this.ready = false;
       this.digest.clear();
       this.buffers.clear();
+      this.filling.clear();
     }
 
     /**

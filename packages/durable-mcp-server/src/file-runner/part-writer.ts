@@ -1,4 +1,5 @@
 import type { BufferShelf } from "./buffer-shelf.js";
+import type { FillingPart } from "./filling-part.js";
 import type { RunningDigest } from "./running-digest.js";
 import type { WriteCoordinator, WriteEnding, WriteLease } from "./file-runner-rpc.js";
 
@@ -67,10 +68,16 @@ export class PartWriter {
     this.partSize = file.partSize;
     this.partNumber = lease.partCount + 1;
     this.partStart = (this.partNumber - 1) * this.partSize;
-    this.part = new Uint8Array(buffers.take(Math.min(this.partSize, file.size - this.partStart)));
-    for (const row of lease.pending) {
-      this.part.set(row, this.filled);
-      this.filled += row.byteLength;
+    if (lease.filling) {
+      // The part the writer before left in the FileRunner's memory, holding exactly the pending rows' bytes.
+      this.part = lease.filling.bytes;
+      this.filled = lease.filling.filled;
+    } else {
+      this.part = new Uint8Array(buffers.take(Math.min(this.partSize, file.size - this.partStart)));
+      for (const row of lease.pending) {
+        this.part.set(row, this.filled);
+        this.filled += row.byteLength;
+      }
     }
     if (this.partStart + this.filled !== file.offset) {
       throw new Error(`upload ${file.handle}: its pending bytes do not reach its offset ${file.offset}`);
@@ -128,15 +135,22 @@ export class PartWriter {
     for (let at = 0; at < fresh.byteLength; at += PENDING_ROW_BYTES)
       rows.push(fresh.subarray(at, at + PENDING_ROW_BYTES));
     await this.commit(this.newParts, rows, this.position);
+    this.keptInPart = this.filled;
     return this.lost ? "lost" : ending;
   }
 
   /**
-   * Shelves the part being filled once this body is over and its bytes are committed (call it only then: pending
-   * rows are copied into SQLite by the commit, so nothing reads the buffer after it).
+   * Once this body is over and its bytes are committed (call it only then), the part being filled: returned, for
+   * the FileRunner to keep for the next writer, when the body ended as `ending` with every byte of it committed as
+   * pending rows; otherwise shelved (the commit copied the rows into SQLite, so nothing reads the buffer) and null.
    */
-  release(): void {
+  release(ending: WriteEnding): FillingPart | null {
+    const whole = (ending === "done" || ending === "interrupted") && !this.lost;
+    if (whole && this.filled > 0 && this.keptInPart === this.filled) {
+      return { bytes: this.part, filled: this.filled, start: this.partStart };
+    }
     this.buffers.give(this.part.buffer as ArrayBuffer);
+    return null;
   }
 
   private async commit(parts: R2UploadedPart[], pending: Uint8Array[], to: number) {

@@ -2,12 +2,32 @@ import { MAX_PARTS, MIN_PART_BYTES } from "../limits.js";
 import { toHex } from "../util/encoding.js";
 import type { FileAccess } from "./file-access.js";
 import { BufferShelf } from "./buffer-shelf.js";
+import type { FillingPart } from "./filling-part.js";
 import type { FileStore } from "./file-store.js";
 import type { ChunkChecksum, WriteCoordinator, WriteEnding, WriteLease, WriteOutcome } from "./file-runner-rpc.js";
 import { PartWriter } from "./part-writer.js";
 import { digestStored, type RunningDigest } from "./running-digest.js";
 
 const MIB = 1024 * 1024;
+
+/**
+ * What the FileRunner that runs a writer keeps for it between writers: buffers (buffer-shelf.ts), the running
+ * whole-file digest (running-digest.ts) and the part being filled (filling-part.ts). A writer elsewhere gets none.
+ */
+export interface WriterMemory {
+  /** Lends the parts and the read buffer and takes them back. */
+  buffers: BufferShelf;
+  /** The upload's running digest for this lease, or null when it did not survive (completion hashes the object). */
+  digestFor(lease: WriteLease): RunningDigest | null;
+  /** The part being filled, every byte of it committed, for the next writer to fill on in. */
+  keepFilling(leaseId: string, part: FillingPart): void;
+}
+
+const NO_MEMORY: WriterMemory = {
+  buffers: new BufferShelf(0),
+  digestFor: () => null,
+  keepFilling: () => {},
+};
 
 /** The part size for an upload of `length` bytes: the smallest whole MiB ≥ 5 MiB that fits in 10,000 parts. */
 export function partSizeFor(length: number): number {
@@ -30,10 +50,8 @@ export interface UploadTarget {
  * crash loses what is not committed yet: the part filling and the parts still uploading, at most PARTS_IN_FLIGHT + 1;
  * the client sends them again from HEAD's offset). With a checksum, nothing is committed until the whole chunk
  * arrived and matched it. A body that runs past the declared length is refused whole, whenever the excess shows up:
- * the FileRunner takes back what this body committed. `digestFor`, given by the FileRunner that runs this, hands the
- * lease the upload's running whole-file digest (null when it did not survive: completion then hashes the stored
- * object); a writer elsewhere passes none. `buffers`, the FileRunner's shelf, lends the parts and the read buffer and
- * takes them back (a writer elsewhere allocates its own).
+ * the FileRunner takes back what this body committed. `memory`, given by the FileRunner that runs this, lends what it
+ * keeps between writers; a writer elsewhere gets none of it.
  */
 export async function receiveChunk(
   coordinator: WriteCoordinator,
@@ -44,8 +62,7 @@ export async function receiveChunk(
   body: ReadableStream<Uint8Array>,
   checksum: ChunkChecksum | null,
   length: number | null,
-  digestFor?: (lease: WriteLease) => RunningDigest | null,
-  buffers: BufferShelf = new BufferShelf(0),
+  memory: WriterMemory = NO_MEMORY,
 ): Promise<WriteOutcome | null> {
   const begun = await coordinator.beginWrite(access, offset, length);
   if (!begun || begun.kind === "refused") {
@@ -55,7 +72,7 @@ export async function receiveChunk(
   const { lease } = begun;
   let ending: WriteEnding;
   try {
-    ending = await stream(coordinator, bucket, key, lease, body, checksum, digestFor?.(lease) ?? null, buffers);
+    ending = await stream(coordinator, bucket, key, lease, body, checksum, memory);
   } catch (error) {
     // R2 or the FileRunner failed mid-body: the lease is released (what was committed stays), and that first
     // error is the one that propagates, not a second one from the release.
@@ -72,13 +89,13 @@ async function stream(
   lease: WriteLease,
   body: ReadableStream<Uint8Array>,
   checksum: ChunkChecksum | null,
-  digest: RunningDigest | null,
-  buffers: BufferShelf,
+  memory: WriterMemory,
 ): Promise<WriteEnding> {
   const chunkDigest = checksum ? new crypto.DigestStream(checksum.algorithm) : null;
   const chunkWriter = chunkDigest?.getWriter();
-  const parts = new PartWriter(coordinator, bucket, key, lease, digest, checksum !== null, buffers);
-  const reader = bodyReader(body, buffers);
+  const digest = memory.digestFor(lease);
+  const parts = new PartWriter(coordinator, bucket, key, lease, digest, checksum !== null, memory.buffers);
+  const reader = bodyReader(body, memory.buffers);
   const ending = await readBody(reader, parts, chunkWriter);
   // Every chunk read was copied into the parts (and the chunk digest got its own copy).
   if (ending === "done") reader.release();
@@ -98,7 +115,9 @@ async function stream(
     if (!equalBytes(sent, checksum.digest)) return "checksum_mismatch";
   }
   const result = await (ending === "done" && parts.reachedEnd() ? parts.sendLast() : parts.keepRest(ending));
-  parts.release();
+  // Every byte of the part being filled is committed now (or this writer lost its lease and the part means nothing).
+  const filling = parts.release(result);
+  if (filling) memory.keepFilling(lease.id, filling);
   return result;
 }
 

@@ -45,6 +45,8 @@ describe("BufferShelf", () => {
     const none = new BufferShelf(0);
     none.give(new ArrayBuffer(4));
     expect(none.size).toBe(0);
+    shelf.trim(1);
+    expect(shelf.size).toBe(1);
     shelf.clear();
     expect(shelf.size).toBe(0);
   });
@@ -63,8 +65,8 @@ describe("a FileRunner's buffers", () => {
       expect(reply.status).toBe(204);
       between.push(await shelved(handle));
     }
-    // Between PATCHes at least the read buffer waits on the shelf (and the part filling, when one is), never more
-    // than the shelf keeps; completion empties it.
+    // Between PATCHes at least the read buffer waits on the shelf (the part filling is kept apart: filling-part.ts),
+    // never more than the shelf keeps; completion empties it.
     expect(between.slice(0, -1).every((count) => count >= 1 && count <= 4)).toBe(true);
     expect(between.at(-1)).toBe(0);
     const download = await fetchFile(handle);
