@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { BufferShelf } from "../../src/file-runner/buffer-shelf.js";
 import {
   createUpload,
-  fetchFile,
+  expectStored,
   fileRunnerOf,
   handleOf,
   MIB,
@@ -69,11 +69,7 @@ describe("a FileRunner's buffers", () => {
     // never more than the shelf keeps; completion empties it.
     expect(between.slice(0, -1).every((count) => count >= 1 && count <= 4)).toBe(true);
     expect(between.at(-1)).toBe(0);
-    const download = await fetchFile(handle);
-    expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
-    const got = new Uint8Array(await download.arrayBuffer());
-    expect(got.byteLength).toBe(bytes.byteLength);
-    expect(await sha256Hex(got)).toBe(sha256);
+    await expectStored(handle, sha256, bytes.byteLength);
   });
 
   it("reuses a part whose upload landed for the next part of the same PATCH, bytes intact", async () => {
@@ -86,8 +82,6 @@ describe("a FileRunner's buffers", () => {
     // The read buffer and the parts that landed wait for the next PATCH.
     expect(await shelved(handle)).toBeGreaterThanOrEqual(2);
     expect((await patch(url, 21 * MIB, bytes.subarray(21 * MIB))).status).toBe(204);
-    const download = await fetchFile(handle);
-    expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
-    expect(await sha256Hex(new Uint8Array(await download.arrayBuffer()))).toBe(sha256);
+    await expectStored(handle, sha256);
   });
 });

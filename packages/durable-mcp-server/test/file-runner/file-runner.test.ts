@@ -5,7 +5,7 @@ import { newFileHandle } from "../../src/ids.js";
 import { fixtureEnv } from "../helpers.js";
 import {
   createUpload,
-  fetchFile,
+  expectStored,
   fileRunnerOf,
   handleOf,
   head,
@@ -15,6 +15,7 @@ import {
   randomBytes,
   sha256Hex,
   uploadAll,
+  uploadOffset,
 } from "../files/helpers.js";
 
 /** A body that delivers `bytes` and then breaks, as a dropped connection does. */
@@ -41,14 +42,12 @@ describe("FileRunner", () => {
     // Evict between every two chunks: part buffers, part uploads and the digest must all survive it.
     for (let at = 0; at < bytes.byteLength; at += 3 * MIB) {
       await evictDurableObject(fileRunnerOf(handle));
-      const offset = Number((await head(url)).headers.get("Upload-Offset"));
+      const offset = await uploadOffset(url);
       expect(offset).toBe(at);
       const reply = await patch(url, offset, bytes.subarray(offset, Math.min(bytes.byteLength, offset + 3 * MIB)));
       expect(reply.status).toBe(204);
     }
-    const download = await fetchFile(handle);
-    expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
-    expect(await sha256Hex(new Uint8Array(await download.arrayBuffer()))).toBe(sha256);
+    await expectStored(handle, sha256);
   });
 
   it("keeps what arrived before a body broke off, and the upload resumes from there", async () => {
@@ -202,10 +201,7 @@ describe("completion", () => {
     // the upload URL alone does nothing once the file is complete, see upload-urls.test.ts).
     const status = await head(url, { Authorization: "Bearer alice" });
     expect(status.headers.get("Upload-Offset")).toBe(String(bytes.byteLength));
-    const download = await fetchFile(handle);
-    expect(download.status).toBe(200);
-    expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
-    expect(await sha256Hex(new Uint8Array(await download.arrayBuffer()))).toBe(sha256);
+    await expectStored(handle, sha256);
   });
 
   // This used to keep the bytes up to the length and complete the file (a 413 for a file that became ready). A

@@ -9,14 +9,14 @@ import { FileStore } from "../../src/file-runner/file-store.js";
 import { newFileHandle } from "../../src/ids.js";
 import {
   createUpload,
-  fetchFile,
+  expectStored,
   fileRunnerOf,
   handleOf,
-  head,
   MIB,
   patch,
   randomBytes,
   sha256Hex,
+  uploadOffset,
 } from "../files/helpers.js";
 
 /** The upload offset the FileRunner's kept part reaches (null: none kept), read inside the live instance. */
@@ -42,8 +42,6 @@ function pendingRows(handle: string): Promise<number[]> {
   );
 }
 
-const offsetOf = async (url: string) => Number((await head(url)).headers.get("Upload-Offset"));
-
 /** Counts the FileRunner's reads of its pending rows (the same module the test runs the object from). */
 function countRowReads() {
   return vi.spyOn(FileStore.prototype, "pendingBytes");
@@ -52,14 +50,6 @@ function countRowReads() {
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function expectStored(handle: string, sha256: string, size: number) {
-  const download = await fetchFile(handle);
-  expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
-  const got = new Uint8Array(await download.arrayBuffer());
-  expect(got.byteLength).toBe(size);
-  expect(await sha256Hex(got)).toBe(sha256);
-}
 
 describe("the part being filled, kept between PATCHes", () => {
   it("carries 1 MiB PATCHes from one to the next, reading the pending rows only as a part is recorded, and the file is whole", async () => {
@@ -141,7 +131,7 @@ describe("the part being filled, kept between PATCHes", () => {
       "Upload-Checksum": `sha256 ${btoa(String.fromCharCode(...new Uint8Array(32)))}`,
     });
     expect(refused.status).toBe(460);
-    expect(await offsetOf(url)).toBe(2 * MIB);
+    expect(await uploadOffset(url)).toBe(2 * MIB);
     expect(await keptPartAt(handle)).toBeNull();
     const reads = countRowReads();
     expect((await patch(url, 2 * MIB, bytes.subarray(2 * MIB, 4 * MIB))).status).toBe(204);

@@ -7,14 +7,15 @@ import type { DigestSlot } from "../../src/file-runner/running-digest.js";
 import { newFileHandle } from "../../src/ids.js";
 import {
   createUpload,
+  expectStored,
   fetchFile,
   fileRunnerOf,
   handleOf,
-  head,
   MIB,
   patch,
   randomBytes,
   sha256Hex,
+  uploadOffset,
 } from "../files/helpers.js";
 
 /** Where the FileRunner's kept running digest stands (null: none kept), read inside the live instance. */
@@ -25,8 +26,6 @@ function keptDigestAt(handle: string): Promise<number | null> {
   );
 }
 
-const offsetOf = async (url: string) => Number((await head(url)).headers.get("Upload-Offset"));
-
 describe("an upload's running digest", () => {
   it("is kept in memory across PATCHes at every committed offset, and the file verifies", async () => {
     const bytes = randomBytes(13 * MIB + 123);
@@ -35,16 +34,14 @@ describe("an upload's running digest", () => {
     const handle = handleOf(url);
     // Chunks that end inside parts, on a part boundary and mid-way through the pending rows.
     for (const end of [2 * MIB + 1, 5 * MIB, 7 * MIB + 999, 12 * MIB]) {
-      const offset = await offsetOf(url);
+      const offset = await uploadOffset(url);
       expect((await patch(url, offset, bytes.subarray(offset, end))).status).toBe(204);
       expect(await keptDigestAt(handle)).toBe(end);
     }
     expect((await patch(url, 12 * MIB, bytes.subarray(12 * MIB))).status).toBe(204);
     // Completion used it up.
     expect(await keptDigestAt(handle)).toBeNull();
-    const download = await fetchFile(handle);
-    expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
-    expect(await sha256Hex(new Uint8Array(await download.arrayBuffer()))).toBe(sha256);
+    await expectStored(handle, sha256);
   });
 
   it("is rebuilt after an eviction by one pass over the stored object, which decides the file's digest", async () => {
@@ -58,12 +55,12 @@ describe("an upload's running digest", () => {
     expect(await keptDigestAt(handle)).toBe(cut);
     await evictDurableObject(fileRunnerOf(handle));
     expect(await keptDigestAt(handle)).toBeNull();
-    expect(await offsetOf(url)).toBe(cut);
+    expect(await uploadOffset(url)).toBe(cut);
     const last = await patch(url, cut, bytes.subarray(cut));
     expect(last.status).toBe(460);
     expect(await last.text()).toContain(actual);
     // The upload was reset; a clean one with the right declared digest verifies, eviction or not.
-    expect(await offsetOf(url)).toBe(0);
+    expect(await uploadOffset(url)).toBe(0);
   });
 
   it("resumes after an eviction and verifies the whole file from the stored object", async () => {
@@ -92,7 +89,7 @@ describe("an upload's running digest", () => {
       "Upload-Checksum": `sha256 ${btoa(String.fromCharCode(...new Uint8Array(32)))}`,
     });
     expect(refused.status).toBe(460);
-    expect(await offsetOf(url)).toBe(3 * MIB);
+    expect(await uploadOffset(url)).toBe(3 * MIB);
     expect(await keptDigestAt(handle)).toBeNull();
     expect((await patch(url, 3 * MIB, bytes.subarray(3 * MIB))).status).toBe(204);
     expect((await fetchFile(handle)).headers.get("ETag")).toBe(`"${sha256}"`);

@@ -1,5 +1,6 @@
 // Raw tus 1.0.0 requests against the fixture Worker, as an off-the-shelf client frames them.
 import { SELF } from "cloudflare:test";
+import { expect } from "vitest";
 import type { FileRunnerRpc } from "../../src/file-runner/file-runner-rpc.js";
 import { fixtureEnv } from "../helpers.js";
 
@@ -87,4 +88,19 @@ export function fileRunnerOf(handle: string): DurableObjectStub & FileRunnerRpc 
 /** The file `handle` downloaded by its owner. */
 export function fetchFile(handle: string): Promise<Response> {
   return SELF.fetch(`${ORIGIN}/files/${handle}`, { headers: { Authorization: "Bearer alice" } });
+}
+
+/** The upload's offset as HEAD reports it. */
+export async function uploadOffset(url: string): Promise<number> {
+  return Number((await head(url)).headers.get("Upload-Offset"));
+}
+
+/** Downloads `handle` as its owner and checks it is whole: served, its ETag and its bytes' own SHA-256 are `sha256`. */
+export async function expectStored(handle: string, sha256: string, size?: number): Promise<void> {
+  const download = await fetchFile(handle);
+  expect(download.status).toBe(200);
+  expect(download.headers.get("ETag")).toBe(`"${sha256}"`);
+  const got = new Uint8Array(await download.arrayBuffer());
+  if (size !== undefined) expect(got.byteLength).toBe(size);
+  expect(await sha256Hex(got)).toBe(sha256);
 }
