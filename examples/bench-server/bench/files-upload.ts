@@ -82,7 +82,7 @@ async function sendOk(method: string, url: string, body?: Uint8Array | string): 
 }
 
 /** One PUT of `bytes` to the raw-put floor; ms to the answer, and the stored object's key. */
-async function rawPut(origin: string, bytes: Buffer): Promise<{ ms: number; key: string }> {
+export async function rawPut(origin: string, bytes: Buffer): Promise<{ ms: number; key: string }> {
   const started = performance.now();
   const answer = await sendOk("PUT", `${origin}/floor/r2-put?size=${bytes.byteLength}`, bytes);
   return { ms: performance.now() - started, key: (JSON.parse(answer) as { key: string }).key };

@@ -48,10 +48,10 @@ const { rounds, memory } = measured;
 const of = (pick: (r: TableRound) => number) => rounds.map(pick);
 /** The served share over the rounds whose counters saw every create, and which rounds lost theirs. */
 function servedShare(): string {
-  const whole = rounds.filter((r) => r.warm.creates === sizes.perBlock);
-  const lost = rounds.filter((r) => r.warm.creates !== sizes.perBlock);
+  const whole = rounds.filter((r) => r.warm.creates === r.warm.planned);
+  const lost = rounds.filter((r) => r.warm.creates !== r.warm.planned);
   const share = whole.length > 0 ? `${(median(whole.map((r) => r.warm.served)) * 100).toFixed(0)} % served` : "";
-  const note = lost.map((r) => `round ${r.round + 1}: ${r.warm.creates} of ${sizes.perBlock} counted`).join(", ");
+  const note = lost.map((r) => `round ${r.round + 1}: ${r.warm.creates} of ${r.warm.planned} counted`).join(", ");
   return [share, note && `counts lost (the Worker reloaded mid-block; ${note})`].filter(Boolean).join("; ");
 }
 const mid = (pick: (r: TableRound) => number) => median(of(pick));

@@ -73,11 +73,18 @@ export interface TableRound {
   /**
    * Creates where a warm pre-created runner serves them: paced (PACED_GAP_MS after each task), on `/mcp` and on
    * `/mcp-counted` (no TaskIndex write), against F paced the same; `served`: the share of the counted block's
-   * creates that reached a prepared runner; `creates`: how many of the block's creates were counted (fewer than
-   * the block's when the Worker reloaded mid-block and its counters with it: `wrangler dev` rebuilds on a source
-   * change).
+   * creates that reached a prepared runner; `creates`: how many of the block's `planned` creates were counted
+   * (fewer when the Worker reloaded mid-block and its counters with it: `wrangler dev` rebuilds on a source change).
    */
-  warm: { gapMs: number; httpFloor: number; create: number; createNoIndex: number; served: number; creates: number };
+  warm: {
+    gapMs: number;
+    httpFloor: number;
+    create: number;
+    createNoIndex: number;
+    served: number;
+    creates: number;
+    planned: number;
+  };
   perStep2000Ms: number;
   perStep10000Ms: number;
   /** Over the round's three runs; firstMs and lastMs: the worst first and the worst last get of a run. */
@@ -184,6 +191,7 @@ async function warmBlock(origin: string, n: number): Promise<TableRound["warm"]>
     createNoIndex,
     served: creates > 0 ? c.preparedCreates / creates : 0,
     creates,
+    planned: n,
   };
 }
 
