@@ -159,6 +159,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
         file.offset,
         partCount,
         kept ? null : file.offset === partStart ? [] : this.store.pendingBytes(),
+        length !== null,
       );
       this.lease = lease;
       let current = file;
@@ -189,8 +190,10 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
       if (lease?.id !== leaseId) return false;
       const file = this.ready ? this.store.read() : null;
       if (!file || file.state !== "uploading" || commit.from !== file.offset || commit.offset > file.size) return false;
-      // Recording a part drops the pending rows it began with: a refused body must be able to put them back.
-      if (commit.parts.length > 0 && lease.pending === null) lease.pending = this.store.pendingBytes();
+      // Recording a part drops the pending rows it began with: a body that can still be refused as too long (one of
+      // unknown length) must be able to put them back.
+      if (commit.parts.length > 0 && lease.pending === null && !lease.bounded)
+        lease.pending = this.store.pendingBytes();
       this.ctx.storage.transactionSync(() => this.store.commit(commit.parts, commit.pending, commit.offset));
       lease.touchedAt = Date.now();
       return true;
@@ -215,8 +218,8 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
             // What this body committed is taken back: R2 keeps the bytes of its parts until the same part numbers
             // are uploaded again, and complete() only uses the parts recorded here.
             if (file.offset !== lease.from) {
-              // Only part commits move the offset before a body is refused (its rest is committed at its end), and
-              // the first of them read the rows (commitWrite).
+              // Only part commits move the offset before a body is refused (its rest is committed at its end); only
+              // a body of unknown length is refused after one, and the first of them read the rows (commitWrite).
               const pending = lease.pending;
               if (!pending) throw new Error(`upload ${file.handle}: a refused body's first rows were never read`);
               this.ctx.storage.transactionSync(() => this.store.rollBack(lease.partCount, pending, lease.from));

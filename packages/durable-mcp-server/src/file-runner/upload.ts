@@ -72,7 +72,7 @@ export async function receiveChunk(
   const { lease } = begun;
   let ending: WriteEnding;
   try {
-    ending = await stream(coordinator, bucket, key, lease, body, checksum, memory);
+    ending = await stream(coordinator, bucket, key, lease, body, checksum, length, memory);
   } catch (error) {
     // R2 or the FileRunner failed mid-body: the lease is released (what was committed stays), and that first
     // error is the one that propagates, not a second one from the release.
@@ -89,6 +89,7 @@ async function stream(
   lease: WriteLease,
   body: ReadableStream<Uint8Array>,
   checksum: ChunkChecksum | null,
+  length: number | null,
   memory: WriterMemory,
 ): Promise<WriteEnding> {
   const chunkDigest = checksum ? new crypto.DigestStream(checksum.algorithm) : null;
@@ -96,7 +97,8 @@ async function stream(
   const digest = memory.digestFor(lease);
   const parts = new PartWriter(coordinator, bucket, key, lease, digest, checksum !== null, memory.buffers);
   const reader = bodyReader(body, memory.buffers);
-  const ending = await readBody(reader, parts, chunkWriter);
+  const end = length === null ? null : lease.file.offset + length;
+  const ending = await readBody(reader, parts, chunkWriter, end);
   // Every chunk read was copied into the parts (and the chunk digest got its own copy).
   if (ending === "done") reader.release();
   await parts.inflight;
@@ -123,12 +125,16 @@ async function stream(
 
 /**
  * Reads the body into `parts` until it ends, breaks off or runs past the file's length (or the lease is lost), and
- * says how it ended. The chunk digest, when there is one, is fed every chunk that fits.
+ * says how it ended. The chunk digest, when there is one, is fed every chunk that fits. A body of a declared length
+ * ends at `end` (the upload offset it reaches): HTTP already holds a request body to its Content-Length, and cutting
+ * any excess here means a body of a declared length that fits (beginWrite refused the others) is never refused after
+ * it recorded a part, so the FileRunner need not read back the rows it began with (file-runner.ts, commitWrite).
  */
 async function readBody(
   reader: BodyReader,
   parts: PartWriter,
   chunkWriter: WritableStreamDefaultWriter<Uint8Array> | undefined,
+  end: number | null,
 ): Promise<"done" | "interrupted" | "too_long"> {
   for (;;) {
     let chunk: Uint8Array | null;
@@ -138,6 +144,8 @@ async function readBody(
       return "interrupted";
     }
     if (!chunk) return "done";
+    const past = end !== null && parts.position + chunk.byteLength > end;
+    if (past) chunk = chunk.subarray(0, end - parts.position);
     // A chunk that does not fit is refused whole, as it is when its Content-Length says so up front.
     if (parts.position + chunk.byteLength > parts.size) {
       await reader.cancel();
@@ -147,8 +155,8 @@ async function readBody(
     await chunkWriter?.write(chunk.slice());
     await parts.write(chunk);
     await parts.renewIfIdle();
-    if (parts.lost) {
-      // The caller sees `lost` and answers with it.
+    // Lost: the caller sees it and answers with it. Past its declared length: the body is over.
+    if (parts.lost || past) {
       await reader.cancel();
       return "done";
     }

@@ -10,9 +10,11 @@ export interface Lease {
   partCount: number;
   /**
    * The pending rows as the writer found them, for a refused body to put back; null while they are not read (the
-   * writer filled on in the kept part): they are read before the writer's first part commit drops them.
+   * writer filled on in the kept part): a body of unknown length reads them before its first part commit drops them.
    */
   pending: Uint8Array[] | null;
+  /** The body declared its length (and it fits): it ends there and is never refused as too long (upload.ts). */
+  bounded: boolean;
   /** The running digest this writer feeds (handed over by `write`); back to the object when the lease ends. */
   digest: RunningDigest | null;
   /** The part the writer filled, every byte committed, given back as its body ended (`keepFilling`). */
@@ -23,7 +25,7 @@ export interface Lease {
 }
 
 /** A new lease for a writer that finds the upload at `from` with `partCount` parts recorded. */
-export function openLease(from: number, partCount: number, pending: Uint8Array[] | null): Lease {
+export function openLease(from: number, partCount: number, pending: Uint8Array[] | null, bounded: boolean): Lease {
   let release: (() => void) | undefined;
   const released = new Promise<void>((resolve) => {
     release = resolve;
@@ -35,6 +37,7 @@ export function openLease(from: number, partCount: number, pending: Uint8Array[]
     from,
     partCount,
     pending,
+    bounded,
     digest: null,
     filling: null,
     released,

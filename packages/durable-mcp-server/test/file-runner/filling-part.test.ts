@@ -52,7 +52,7 @@ afterEach(() => {
 });
 
 describe("the part being filled, kept between PATCHes", () => {
-  it("carries 1 MiB PATCHes from one to the next, reading the pending rows only as a part is recorded, and the file is whole", async () => {
+  it("carries 1 MiB PATCHes from one to the next without reading a pending row back, and the file is whole", async () => {
     // 5 MiB parts: two full ones filled by 1 MiB PATCHes, then 2 MiB + 5 bytes.
     const bytes = randomBytes(12 * MIB + 5);
     const sha256 = await sha256Hex(bytes);
@@ -64,10 +64,10 @@ describe("the part being filled, kept between PATCHes", () => {
       expect((await patch(url, at, bytes.subarray(at, at + MIB))).status).toBe(204);
       const offset = at + MIB;
       const filledPart = offset % (5 * MIB) === 0;
-      // A PATCH that filled its part sent it to R2: nothing is left to keep. Recording that part drops the 4 MiB of
-      // rows the PATCH began with, so it reads them once first (a body refused later must put them back); every
-      // other PATCH reads none (before the kept part, each read all the rows of its part so far).
-      expect(reads).toHaveBeenCalledTimes(filledPart ? 1 : 0);
+      // A PATCH that filled its part sent it to R2: nothing is left to keep. No PATCH reads the rows (before the kept
+      // part, each read all the rows of its part so far); a tus PATCH declares its length, so it is never refused
+      // after recording a part and need not keep the rows that record drops.
+      expect(reads).toHaveBeenCalledTimes(0);
       expect(await keptPartAt(handle)).toBe(filledPart ? null : offset);
       // The kept part counts among the 4 buffers kept between writers (3 parts and the read buffer).
       expect(await buffersKept(handle)).toBeLessThanOrEqual(4);
@@ -75,12 +75,11 @@ describe("the part being filled, kept between PATCHes", () => {
     expect(await pendingRows(handle)).toEqual([MIB, MIB]);
     reads.mockClear();
     expect((await patch(url, 12 * MIB, bytes.subarray(12 * MIB))).status).toBe(204);
-    // The last PATCH fills the last, shorter part: it reads the 2 MiB of rows before recording it, as above, and
-    // completion then finds no tail left to upload.
+    // The last PATCH fills the last, shorter part and sends it; completion then finds no tail left to upload.
     const rowBytes = reads.mock.results.map(({ value }) =>
       (value as Uint8Array[]).reduce((sum, row) => sum + row.byteLength, 0),
     );
-    expect(rowBytes).toEqual([2 * MIB, 0]);
+    expect(rowBytes).toEqual([0]);
     expect(await keptPartAt(handle)).toBeNull();
     await expectStored(handle, sha256, bytes.byteLength);
   });
@@ -141,7 +140,30 @@ describe("the part being filled, kept between PATCHes", () => {
     await expectStored(handle, sha256, bytes.byteLength);
   });
 
-  it("lets a body that started from it, recorded a part and ran past the length be taken back to the rows it found", async () => {
+  it("ends a body of a declared length at that length, whatever more it brings, and reads no rows for it", async () => {
+    const bytes = randomBytes(9 * MIB);
+    const sha256 = await sha256Hex(bytes);
+    const handle = newFileHandle();
+    const runner = fileRunnerOf(handle);
+    const access = { handle, principal: "alice" };
+    await runner.create({ ...access, name: "x", mimeType: "a/b", size: bytes.byteLength, sha256, ttlMs: 60_000 });
+    expect((await runner.write(access, 0, new Response(bytes.subarray(0, 2 * MIB)).body!, null))?.kind).toBe("written");
+    expect(await keptPartAt(handle)).toBe(2 * MIB);
+    const reads = countRowReads();
+    // Declared 4 MiB, brings 8 MiB (past the file's end): the first 4 MiB are the chunk, part 1 is recorded on the way.
+    const more = new Uint8Array(8 * MIB);
+    more.set(bytes.subarray(2 * MIB, 6 * MIB));
+    const outcome = await runner.write(access, 2 * MIB, new Response(more).body!, null, 4 * MIB);
+    expect(outcome).toMatchObject({ kind: "written", file: { offset: 6 * MIB } });
+    expect(reads).toHaveBeenCalledTimes(0);
+    expect(await pendingRows(handle)).toEqual([MIB]);
+    expect(await keptPartAt(handle)).toBe(6 * MIB);
+    const rest = await runner.write(access, 6 * MIB, new Response(bytes.subarray(6 * MIB)).body!, null, 3 * MIB);
+    expect(rest?.file).toMatchObject({ state: "ready", offset: bytes.byteLength, sha256 });
+    await expectStored(handle, sha256, bytes.byteLength);
+  });
+
+  it("lets a body of unknown length that started from it, recorded a part and ran past the length be taken back to the rows it found", async () => {
     const bytes = randomBytes(9 * MIB);
     const sha256 = await sha256Hex(bytes);
     const handle = newFileHandle();
