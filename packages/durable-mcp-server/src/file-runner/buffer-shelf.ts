@@ -6,6 +6,9 @@
  * of such garbage (docs/performance.md, "Uploads: against what chunking itself costs"). One shelf per FileRunner, so
  * it goes with the object; the FileRunner empties it when the upload ends.
  */
+/** Buffers a FileRunner keeps between writers, its shelf and its kept part together: what one writer holds live. */
+export const KEPT_BUFFERS = 4;
+
 export class BufferShelf {
   readonly #free: ArrayBuffer[] = [];
 

@@ -5,7 +5,7 @@ import { FILE_SCHEMA, FileStore, type FileRecord } from "./file-store.js";
 import type { FileAccess } from "./file-access.js";
 import { UPLOAD_LEASE_MS } from "../limits.js";
 import { DigestSlot, type RunningDigest } from "./running-digest.js";
-import { BufferShelf } from "./buffer-shelf.js";
+import { BufferShelf, KEPT_BUFFERS } from "./buffer-shelf.js";
 import { FillingSlot, type FillingPart } from "./filling-part.js";
 import { openLease, type Lease } from "./write-lease.js";
 import { completeUpload, partSizeFor, receiveChunk, type WriterMemory } from "./upload.js";
@@ -58,8 +58,8 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
      */
     private digest = new DigestSlot();
     /** Parts and read buffers between writers (buffer-shelf.ts): at most 3 parts and a read buffer, 16 MiB. */
-    private buffers = new BufferShelf(4);
-    /** The part being filled between writers (filling-part.ts): one part, counted among the 4 above. */
+    private buffers = new BufferShelf(KEPT_BUFFERS);
+    /** The part being filled between writers (filling-part.ts): one part, counted among the KEPT_BUFFERS. */
     private filling = new FillingSlot();
 
     constructor(ctx: DurableObjectState, env: Env) {
@@ -241,8 +241,7 @@ export function defineFileRunner<Env>(options: FileRunnerOptions): FileRunnerCla
           const offset = file?.state === "uploading" ? file.offset : null;
           this.digest.putBack(lease.digest, offset);
           this.filling.putBack(lease.filling, offset);
-          // A kept part is one of the 4 buffers the object keeps between writers.
-          if (this.filling.offset !== null) this.buffers.trim(3);
+          if (this.filling.offset !== null) this.buffers.trim(KEPT_BUFFERS - 1);
           lease.digest = null;
           lease.filling = null;
           this.endLease(lease);

@@ -49,7 +49,7 @@ export interface UploadTarget {
  * normally or broken off — is committed as pending rows, so a dropped connection loses nothing that arrived (only a
  * crash loses what is not committed yet: the part filling and the parts still uploading, at most PARTS_IN_FLIGHT + 1;
  * the client sends them again from HEAD's offset). With a checksum, nothing is committed until the whole chunk
- * arrived and matched it. A body that runs past the declared length is refused whole, whenever the excess shows up:
+ * arrived and matched it. A body that runs past the file's length is refused whole, whenever the excess shows up:
  * the FileRunner takes back what this body committed. `memory`, given by the FileRunner that runs this, lends what it
  * keeps between writers; a writer elsewhere gets none of it.
  */

@@ -51,6 +51,19 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/** A 9 MiB upload driven through the FileRunner itself, 2 MiB in: its part 1 kept, filled to 2 MiB. */
+async function fileWithKeptPart() {
+  const bytes = randomBytes(9 * MIB);
+  const sha256 = await sha256Hex(bytes);
+  const handle = newFileHandle();
+  const runner = fileRunnerOf(handle);
+  const access = { handle, principal: "alice" };
+  await runner.create({ ...access, name: "x", mimeType: "a/b", size: bytes.byteLength, sha256, ttlMs: 60_000 });
+  expect((await runner.write(access, 0, new Response(bytes.subarray(0, 2 * MIB)).body!, null))?.kind).toBe("written");
+  expect(await keptPartAt(handle)).toBe(2 * MIB);
+  return { bytes, sha256, handle, runner, access };
+}
+
 describe("the part being filled, kept between PATCHes", () => {
   it("carries 1 MiB PATCHes from one to the next without reading a pending row back, and the file is whole", async () => {
     // 5 MiB parts: two full ones filled by 1 MiB PATCHes, then 2 MiB + 5 bytes.
@@ -141,14 +154,7 @@ describe("the part being filled, kept between PATCHes", () => {
   });
 
   it("ends a body of a declared length at that length, whatever more it brings, and reads no rows for it", async () => {
-    const bytes = randomBytes(9 * MIB);
-    const sha256 = await sha256Hex(bytes);
-    const handle = newFileHandle();
-    const runner = fileRunnerOf(handle);
-    const access = { handle, principal: "alice" };
-    await runner.create({ ...access, name: "x", mimeType: "a/b", size: bytes.byteLength, sha256, ttlMs: 60_000 });
-    expect((await runner.write(access, 0, new Response(bytes.subarray(0, 2 * MIB)).body!, null))?.kind).toBe("written");
-    expect(await keptPartAt(handle)).toBe(2 * MIB);
+    const { bytes, sha256, handle, runner, access } = await fileWithKeptPart();
     const reads = countRowReads();
     // Declared 4 MiB, brings 8 MiB (past the file's end): the first 4 MiB are the chunk, part 1 is recorded on the way.
     const more = new Uint8Array(8 * MIB);
@@ -164,14 +170,7 @@ describe("the part being filled, kept between PATCHes", () => {
   });
 
   it("lets a body of unknown length that started from it, recorded a part and ran past the length be taken back to the rows it found", async () => {
-    const bytes = randomBytes(9 * MIB);
-    const sha256 = await sha256Hex(bytes);
-    const handle = newFileHandle();
-    const runner = fileRunnerOf(handle);
-    const access = { handle, principal: "alice" };
-    await runner.create({ ...access, name: "x", mimeType: "a/b", size: bytes.byteLength, sha256, ttlMs: 60_000 });
-    expect((await runner.write(access, 0, new Response(bytes.subarray(0, 2 * MIB)).body!, null))?.kind).toBe("written");
-    expect(await keptPartAt(handle)).toBe(2 * MIB);
+    const { bytes, sha256, handle, runner, access } = await fileWithKeptPart();
     // Of unknown length: 3 MiB that fill part 1 (sent to R2 and recorded on the way, which drops the rows it began
     // with), 1 MiB more, then more than the file has room for.
     const pieces = [bytes.slice(2 * MIB, 5 * MIB), bytes.slice(5 * MIB, 6 * MIB), randomBytes(4 * MIB)];
