@@ -12,7 +12,9 @@ import { fixtureEnv, probeFor } from "../helpers.js";
 import {
   crashPoints,
   expectedOutcome,
+  lastAttemptSteps,
   numbered,
+  RETRY_LIMIT,
   show,
   stepCount,
   type Crash,
@@ -135,6 +137,8 @@ export interface RunReport {
   rows: number;
   largestResult: number;
   rounds: number;
+  /** The journal's steps that failed as interrupted on their last attempt, with the attempts their rows count. */
+  interrupted: Map<string, number>;
 }
 
 const MAX_ROUNDS = 400;
@@ -229,7 +233,19 @@ export async function runProgram(
       )
       .one(),
   );
-  return { task, completions, rows: journal.rows, largestResult: journal.largest ?? 0, rounds };
+  const failed = await runInDurableObject(stub(), (_, state) =>
+    state.storage.sql
+      .exec<{ name: string; attempts: number; error: string }>(
+        "SELECT name, attempts, error FROM steps WHERE state = 'failed'",
+      )
+      .toArray(),
+  );
+  const interrupted = new Map(
+    failed
+      .filter((row) => (JSON.parse(row.error) as { name?: string }).name === "StepInterruptedError")
+      .map((row) => [row.name, row.attempts]),
+  );
+  return { task, completions, rows: journal.rows, largestResult: journal.largest ?? 0, rounds, interrupted };
 }
 
 /** Every check of a run of an unchanged `program` with `crash`; throws what failed, with the program. */
@@ -238,7 +254,18 @@ export function check(program: Program, crash: Crash, report: RunReport): void {
     throw new Error(`${what}\n  program: ${show(program)}\n  crash: ${JSON.stringify(crash)}`);
   };
   const { task } = report;
-  const expected = expectedOutcome(program);
+  // A crash that cuts a step short on its last attempt ends that step interrupted, which a crash-free run cannot
+  // (docs/how-it-works.md rule 5): one crash, one such step at most, only a step that uses every attempt, and its row
+  // counts them all.
+  const crashes = crash.kind === "none" ? 0 : 1;
+  if (report.interrupted.size > crashes)
+    fail(`${report.interrupted.size} step(s) interrupted with ${crashes} crash(es)`);
+  const lastAttempts = lastAttemptSteps(program);
+  for (const [name, attempts] of report.interrupted) {
+    if (!lastAttempts.has(name)) fail(`step ${name} ended interrupted, though it does not use every attempt`);
+    if (attempts !== RETRY_LIMIT + 1) fail(`step ${name} ended interrupted after ${attempts} attempts`);
+  }
+  const expected = expectedOutcome(program, new Set(report.interrupted.keys()));
   if (task.status !== "completed") fail(`ended ${task.status}: ${JSON.stringify(task.error)}`);
   const result = task.result as { isError?: boolean; content: Array<{ text: string }> };
   if ("threw" in expected) {
@@ -252,7 +279,6 @@ export function check(program: Program, crash: Crash, report: RunReport): void {
       fail(`returned ${JSON.stringify(actual)}, a crash-free run returns ${JSON.stringify(expected.returned)}`);
     }
   }
-  const crashes = crash.kind === "none" ? 0 : 1;
   for (const [key, count] of report.completions) {
     if (count > 1 + crashes) fail(`a completed body ran ${count} times with ${crashes} crash(es) (key ${key})`);
   }

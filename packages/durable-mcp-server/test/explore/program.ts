@@ -39,11 +39,30 @@ export interface Mutation {
 
 export type Outcome = { returned: unknown } | { threw: string };
 
-/** What a crash-free run of `program` returns (or which step it throws at). */
-export function expectedOutcome(program: Program): Outcome {
+/**
+ * What a crash-free run of `program` returns (or which step it throws at). `interrupted`: the steps a crash cut short
+ * on their last attempt, which end `StepInterruptedError` instead (docs/how-it-works.md rule 5).
+ */
+export function expectedOutcome(program: Program, interrupted: ReadonlySet<string> = new Set()): Outcome {
   const failed = findFail(program);
   if (failed !== undefined) return { threw: failed };
-  return { returned: evalSequence(program) };
+  return { returned: evalSequence(program, interrupted) };
+}
+
+/** Retries every `do` step of the interpreter allows (test/fixtures/explore-runner.ts): attempts are this plus one. */
+export const RETRY_LIMIT = 3;
+
+/** The steps a crash can cut short on their last attempt: those that use every attempt, which only "throw" does. */
+export function lastAttemptSteps(program: Program): Set<string> {
+  const names = new Set<string>();
+  const walk = (ops: Op[]) => {
+    for (const op of ops) {
+      if (op.k === "do" && op.mode === "throw") names.add(op.name);
+      if (op.k === "par") op.branches.forEach(walk);
+    }
+  };
+  walk(program);
+  return names;
 }
 
 function findFail(ops: Op[]): string | undefined {
@@ -59,15 +78,17 @@ function findFail(ops: Op[]): string | undefined {
   return undefined;
 }
 
-function evalSequence(ops: Op[]): unknown[] {
+function evalSequence(ops: Op[], interrupted: ReadonlySet<string>): unknown[] {
   return ops.map((op) => {
     switch (op.k) {
       case "do":
-        return op.mode === "throw"
-          ? `E:${op.name}:Error`
-          : op.mode === "nonretry"
-            ? `E:${op.name}:NonRetryableError`
-            : op.name;
+        return interrupted.has(op.name)
+          ? `E:${op.name}:StepInterruptedError`
+          : op.mode === "throw"
+            ? `E:${op.name}:Error`
+            : op.mode === "nonretry"
+              ? `E:${op.name}:NonRetryableError`
+              : op.name;
       case "sleep":
         return "s";
       case "event":
@@ -77,7 +98,7 @@ function evalSequence(ops: Op[]): unknown[] {
       case "wait":
         return "w";
       case "par":
-        return op.branches.map(evalSequence);
+        return op.branches.map((branch) => evalSequence(branch, interrupted));
       case "fail":
         return "unreachable";
     }

@@ -1,6 +1,32 @@
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { fixtureEnv, isFinal, startTask, waitForTask } from "../helpers.js";
+import { fixtureEnv, isFinal, startTask, waitForTask, type StartedTask } from "../helpers.js";
+
+/** Kills the object while attempt `attempt` of step `work` holds in its body; returns a stub to its next instance. */
+const killMidBody = async (started: StartedTask, attempt: number): Promise<StartedTask> => {
+  await waitForTask(started, async () => (await started.probe.count("started")) === attempt);
+  const killed = await runInDurableObject(started.stub, (_, state) => state.abort("test: killed mid-body")).then(
+    () => "survived",
+    () => "killed",
+  );
+  expect(killed).toBe("killed");
+  const stub = fixtureEnv.TASK_RUNNER.get(fixtureEnv.TASK_RUNNER.idFromName(started.taskId));
+  // The platform retries an alarm run a crash cut short; here the retry runs now (not awaited: it holds in the
+  // body). runDurableObjectAlarm took the alarm away before running it, so the second kill finds none to run.
+  const scheduled = await runInDurableObject(stub, (_, state) => state.storage.getAlarm());
+  const retry =
+    scheduled !== null
+      ? runDurableObjectAlarm(stub)
+      : runInDurableObject(stub, (instance) =>
+          (instance as unknown as { alarm(info: AlarmInvocationInfo): Promise<void> }).alarm({
+            retryCount: 1,
+            isRetry: true,
+            scheduledTime: Date.now(),
+          }),
+        );
+  void retry.catch(() => undefined);
+  return { ...started, stub: stub as unknown as StartedTask["stub"] };
+};
 
 describe("step.do", () => {
   it("retries with exponential backoff, waiting durably between attempts", async () => {
@@ -128,5 +154,36 @@ describe("step.do", () => {
     for (let i = 0; i < 6; i++) expect(await started.probe.count(`s${i}`)).toBe(1);
     // A zero budget lets each run finish one new step, then hand off.
     expect(await started.probe.count("handler-runs")).toBe(6);
+  });
+
+  // docs/how-it-works.md rule 5: an attempt cut short by a crash counts against the limit, so that a body that keeps
+  // killing its object cannot loop forever; the attempt after the last fails the step as interrupted.
+  describe("an attempt interrupted by a crash", () => {
+    it("is the step's next attempt when one is left", async () => {
+      const started = await startTask("interruptible", { limit: 1 });
+      const revived = await killMidBody(started, 1);
+      await waitForTask(revived, async () => (await started.probe.count("started")) === 2);
+      await started.probe.set("open", true);
+      const task = await waitForTask(revived, isFinal);
+      expect(task.result).toEqual({ resultType: "complete", content: [{ type: "text", text: "done at attempt 2" }] });
+    });
+
+    it("fails the step as interrupted on its last attempt, without running its body again", async () => {
+      const started = await startTask("interruptible", { limit: 1 });
+      const revived = await killMidBody(await killMidBody(started, 1), 2);
+      const task = await waitForTask(revived, isFinal);
+      await started.probe.set("open", true);
+      expect(task.result).toMatchObject({
+        isError: true,
+        structuredContent: {
+          error: {
+            code: "step_failed",
+            message: 'step "work" was interrupted on its last attempt',
+            details: { step: "work", attempts: 2, cause: "StepInterruptedError" },
+          },
+        },
+      });
+      expect(await started.probe.count("started")).toBe(2);
+    });
   });
 });
