@@ -228,6 +228,16 @@ const rows: Row[] = [
   },
   {
     ...relative(
+      "  the same where a warm pre-created runner serves the create (`/mcp`, paced as above), against F paced the same",
+      (r) => r.warm.roundTrip,
+      "paced F",
+      (r) => r.warm.httpFloor,
+      3.25,
+    ),
+    measured: `${ms(mid((r) => r.warm.roundTrip))} p50; ${median(of((r) => r.warm.getsPerTrip)).toFixed(2)} gets per trip`,
+  },
+  {
+    ...relative(
       "  round trip against the least: POST + 1 committed row, then one POST floor (information)",
       (r) => r.roundTripPolling,
       "their sum",
@@ -326,6 +336,7 @@ const perRound = markdownTable([
     "POST + commit",
     "create",
     "round trip",
+    "warm create / trip / paced F",
     "get",
     "pool / none",
     "prepares",
@@ -343,6 +354,7 @@ const perRound = markdownTable([
     ms(r.postWriteFloor),
     ms(r.create),
     ms(r.roundTripPolling),
+    `${ms(r.warm.create)} / ${ms(r.warm.roundTrip)} / ${ms(r.warm.httpFloor)}`,
     ms(r.get),
     `${ms(r.pool.create)} / ${ms(r.pool.createNoPool)} (${r.pool.first} first)`,
     `${r.pool.pool.prepares}/${r.pool.pool.creates}`,

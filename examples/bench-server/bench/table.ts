@@ -7,7 +7,8 @@
 //   /floor/http-post: one JSON.parse, one warm call) and tasks/get in alternating halves, then F again (the round's
 //   F is both blocks together); the pool's gain (/mcp-counted with pre-created runners against
 //   /mcp-counted-nopool, order alternating by round) and its cost (prepares and rows counted in the objects); creates
-//   where a warm pre-created runner serves them (paced, on /mcp-counted then /mcp, between two paced F blocks); the
+//   where a warm pre-created runner serves them, each with its round trip (paced, on /mcp-counted then /mcp, between
+//   two paced F blocks); the
 //   synced-commit floor (INSERT + awaited storage.sync()) and 20 × 50 on the journal clock; per-step pairs at 2,000
 //   and 10,000 steps; three 10,000-step runs, each with tasks/get sent back to back, every get timed.
 // Every round is kept; a row's figure is the median of its rounds' own ratios (or values), and every round is shown.
@@ -75,11 +76,15 @@ export interface TableRound {
    * `/mcp-counted` (no TaskIndex write), against F paced the same; `served`: the share of the counted block's
    * creates that reached a prepared runner; `creates`: how many of the block's `planned` creates were counted
    * (fewer when the Worker reloaded mid-block and its counters with it: `wrangler dev` rebuilds on a source change).
+   * `roundTrip`, `getsPerTrip`: the `/mcp` block's trips (its create, then tasks/get until final), the round trip a
+   * caller sees when a warm runner serves the create.
    */
   warm: {
     gapMs: number;
     httpFloor: number;
     create: number;
+    roundTrip: number;
+    getsPerTrip: number;
     createNoIndex: number;
     served: number;
     creates: number;
@@ -154,19 +159,31 @@ async function countedBlock(origin: string, path: string, n: number): Promise<[n
   ];
 }
 
-/** Paced creates after a paced warm-up: the p50 of the measured ones; `measuring` runs between the two. */
-async function pacedCreates(client: McpHttpClient, n: number, measuring?: () => Promise<unknown>): Promise<number> {
+/**
+ * Paced creates after a paced warm-up: the p50s of the measured ones' creates and round trips, and the gets a trip
+ * sent; `measuring` runs between the two.
+ */
+async function pacedCreates(
+  client: McpHttpClient,
+  n: number,
+  measuring?: () => Promise<unknown>,
+): Promise<{ create: number; roundTrip: number; getsPerTrip: number }> {
   for (let i = 0; i < PACED_WARMUP; i++) {
     await createAndPoll(client);
     await pause();
   }
   await measuring?.();
   const creates: number[] = [];
+  const trips: number[] = [];
+  let gets = 0;
   for (let i = 0; i < n; i++) {
-    creates.push((await createAndPoll(client))[0]);
+    const [created, total, sent] = await createAndPoll(client);
+    creates.push(created);
+    trips.push(total);
+    gets += sent;
     await pause();
   }
-  return summarize(creates).p50;
+  return { create: summarize(creates).p50, roundTrip: summarize(trips).p50, getsPerTrip: gets / n };
 }
 
 /** A warm-runner block: F paced, creates on `/mcp-counted` (counted) and on `/mcp` paced, F paced again. */
@@ -179,16 +196,18 @@ async function warmBlock(origin: string, n: number): Promise<TableRound["warm"]>
       return elapsed!;
     });
   const f1 = await pacedF();
-  const createNoIndex = await pacedCreates(benchClient(`${origin}/mcp-counted`), n, () => counts(origin, true));
+  const noIndex = await pacedCreates(benchClient(`${origin}/mcp-counted`), n, () => counts(origin, true));
   const c = await counts(origin, true);
-  const create = await pacedCreates(benchClient(`${origin}/mcp`), n);
+  const indexed = await pacedCreates(benchClient(`${origin}/mcp`), n);
   const f2 = await pacedF();
   const creates = c.calls.create ?? 0;
   return {
     gapMs: PACED_GAP_MS,
     httpFloor: summarize([...f1, ...f2]).p50,
-    create,
-    createNoIndex,
+    create: indexed.create,
+    roundTrip: indexed.roundTrip,
+    getsPerTrip: indexed.getsPerTrip,
+    createNoIndex: noIndex.create,
     served: creates > 0 ? c.preparedCreates / creates : 0,
     creates,
     planned: n,
@@ -279,7 +298,7 @@ export async function measureTableRound(server: BenchServer, round: number, size
     `round ${round + 1} (load ${load.map((l) => l.toFixed(2)).join(" ")}): F ${ms(result.httpFloor)}, create ` +
       `${ms(result.create)}, round trip ${ms(result.roundTripPolling)} (${result.getsPerTrip.toFixed(2)} gets; inline ${ms(inline)}), get ${ms(result.get)} / POST floor ` +
       `${ms(result.postFloor)}, new object ${ms(result.newObjectFloor)}, POST + commit ${ms(result.postWriteFloor)}; pool ${ms(result.pool.create)} / none ` +
-      `${ms(result.pool.createNoPool)}; warm runner ${ms(warm.create)} (no index ${ms(warm.createNoIndex)}, ` +
+      `${ms(result.pool.createNoPool)}; warm runner ${ms(warm.create)}, trip ${ms(warm.roundTrip)} (no index ${ms(warm.createNoIndex)}, ` +
       `${(warm.served * 100).toFixed(0)} % served) / paced F ${ms(warm.httpFloor)}; per step ${ms(result.perStep2000Ms)} / ${ms(result.perStep10000Ms)}; ` +
       `worst get ${ms(result.getWait.worstMs)} of ${result.getWait.gets}; 20×50 ` +
       `${result.parallel.stepsPerSecond.toFixed(0)} steps/s, synced commit ${ms(result.syncedCommitMs)}`,
