@@ -29,7 +29,7 @@ const oneStep = { steps: 1, payloadBytes: 0 };
  * (PREPARED_RUNNER_REFILL_DELAY_MS, 50 ms after a reply) has prepared the next runner before the next create: about
  * 12 creates a second, for which the pool keeps two runners ready. F is paced the same, to judge like with like.
  */
-const PACED_GAP_MS = 60;
+export const PACED_GAP_MS = 60;
 /** Creates a paced block sends before it measures: until the pool's rate (its last 10 s) asks for runners. */
 const PACED_WARMUP = 30;
 const pause = () => new Promise((resolve) => setTimeout(resolve, PACED_GAP_MS));
@@ -102,7 +102,7 @@ export interface TableRound {
 }
 
 /** tools/call → the handle, then tasks/get back to back until final: [create ms, round trip ms, gets sent]. */
-async function createAndPoll(client: McpHttpClient): Promise<[number, number, number]> {
+export async function createAndPoll(client: McpHttpClient): Promise<[number, number, number]> {
   const begin = now();
   const taskId = (await client.startTask("bench_steps", oneStep)).taskId;
   const created = now() - begin;
