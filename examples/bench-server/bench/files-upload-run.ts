@@ -106,17 +106,17 @@ for (const peak of heap) {
 }
 console.log("\nMarkdown:\n");
 console.log(
-  "| chunk | round | order | raw put ms | tus ms | chunked puts ms | multipart ms | put ÷ tus | chunked ÷ tus | " +
-    "server CPU s: put | tus | chunked | multipart |",
+  "| chunk | round | order | raw put ms | tus ms | chunked puts ms | multipart ms | routed ms | put ÷ tus | chunked ÷ tus | " +
+    "server CPU s: put | tus | chunked | multipart | routed |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 const fixed = (value: number | null, digits: number) => (value === null ? "—" : value.toFixed(digits));
 for (const p of measurement.pairs) {
   console.log(
     `| ${p.chunkMiB} MiB | ${p.round} | ${p.order.join(" → ")} | ${fixed(p.rawPutMs, 0)} | ${fixed(p.uploadMs, 0)} | ` +
-      `${fixed(p.chunkedMs, 0)} | ${fixed(p.multipartMs, 0)} | ${(p.rawPutMs / p.uploadMs).toFixed(2)} | ` +
+      `${fixed(p.chunkedMs, 0)} | ${fixed(p.multipartMs, 0)} | ${fixed(p.routedMs, 0)} | ${(p.rawPutMs / p.uploadMs).toFixed(2)} | ` +
       `${(p.chunkedMs / p.uploadMs).toFixed(2)} | ${fixed(p.rawPutCpu, 2)} | ${fixed(p.uploadCpu, 2)} | ` +
-      `${fixed(p.chunkedCpu, 2)} | ${fixed(p.multipartCpu, 2)} |`,
+      `${fixed(p.chunkedCpu, 2)} | ${fixed(p.multipartCpu, 2)} | ${fixed(p.routedCpu, 2)} |`,
   );
 }
 console.log(`appended to ${history.file}`);

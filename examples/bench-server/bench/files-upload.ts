@@ -11,7 +11,9 @@
 // same bytes as one PUT per chunk, one at a time like tus-js-client, each piped by the Worker into an R2 object of
 // its own (a request and a durable write per chunk, and no assembly into one object: less than any upload that ends
 // as one object can do); "multipart" (chunks of at least 5 MiB, R2's least part) sends each chunk as one part of one
-// multipart upload, then completes it — the least a chunked upload into one R2 object costs.
+// multipart upload, then completes it — the least a chunked upload into one R2 object costs; "routed" sends the same
+// parts through one Durable Object that tees each into the part and a SHA-256 it keeps across parts — the least an
+// upload can cost that keeps the whole file's native digest across PATCHes in an object, as the library does.
 import { createHash, randomFillSync } from "node:crypto";
 import { request } from "node:http";
 import * as tus from "tus-js-client";
@@ -24,19 +26,21 @@ const TUS = { "Tus-Resumable": "1.0.0" };
 export interface UploadPair {
   round: number;
   chunkMiB: number;
-  /** The order the transfers ran in, this round: "put", "tus", "chunked", "multipart". */
+  /** The order the transfers ran in, this round: "put", "tus", "chunked", "multipart", "routed". */
   order: string[];
   rawPutFirst: boolean;
   rawPutMs: number;
   uploadMs: number;
-  /** The chunked floors; multipart is null below R2's 5 MiB least part. */
+  /** The chunked floors; multipart and routed are null below R2's 5 MiB least part. */
   chunkedMs: number;
   multipartMs: number | null;
+  routedMs: number | null;
   /** Server CPU seconds of each transfer, when measured. */
   rawPutCpu: number | null;
   uploadCpu: number | null;
   chunkedCpu: number | null;
   multipartCpu: number | null;
+  routedCpu: number | null;
 }
 
 /** R2's least part (all but the last): the multipart floor runs from this chunk size up. */
@@ -99,19 +103,34 @@ async function chunkedPuts(origin: string, bytes: Buffer, chunkBytes: number): P
   return { ms: performance.now() - started, run };
 }
 
-/** The multipart floor: a multipart upload started, one part per chunk, one at a time, completed. */
-async function multipartPuts(origin: string, bytes: Buffer, chunkBytes: number): Promise<{ ms: number; key: string }> {
+/**
+ * The multipart floor: a multipart upload started, one part per chunk, one at a time, completed. `routed`: the parts
+ * and the completion go through one Floor object that keeps the upload's SHA-256, which must equal `sha256`.
+ */
+async function multipartPuts(
+  origin: string,
+  bytes: Buffer,
+  chunkBytes: number,
+  routed?: { sha256: string },
+): Promise<{ ms: number; key: string }> {
   const key = `floor/multipart-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
   const started = performance.now();
   const { uploadId } = JSON.parse(await sendOk("POST", `${origin}/floor/multipart?key=${key}`)) as { uploadId: string };
-  const at = `${origin}/floor/multipart?key=${key}&uploadId=${encodeURIComponent(uploadId)}`;
+  const route = routed ? "routed-multipart" : "multipart";
+  const at = `${origin}/floor/${route}?key=${key}&uploadId=${encodeURIComponent(uploadId)}`;
   const parts: unknown[] = [];
   for (let offset = 0, part = 1; offset < bytes.byteLength; offset += chunkBytes, part++) {
     const chunk = bytes.subarray(offset, Math.min(offset + chunkBytes, bytes.byteLength));
     parts.push(JSON.parse(await sendOk("PUT", `${at}&part=${part}&size=${chunk.byteLength}`, chunk)));
   }
-  const { size } = JSON.parse(await sendOk("POST", `${at}&complete=1`, JSON.stringify(parts))) as { size: number };
-  if (size !== bytes.byteLength) throw new Error(`multipart floor: stored ${size} of ${bytes.byteLength} bytes`);
+  const completed = JSON.parse(await sendOk("POST", `${at}&complete=1`, JSON.stringify(parts))) as {
+    size: number;
+    sha256?: string;
+  };
+  if (completed.size !== bytes.byteLength) {
+    throw new Error(`${route} floor: stored ${completed.size} of ${bytes.byteLength} bytes`);
+  }
+  if (routed && completed.sha256 !== routed.sha256) throw new Error(`${route} floor: its SHA-256 is not the file's`);
   return { ms: performance.now() - started, key };
 }
 
@@ -172,14 +191,14 @@ export async function measureUploads(
     return [value, cpuSeconds ? cpuSeconds() - before : null];
   };
   const pairs: UploadPair[] = [];
-  const kinds = ["put", "tus", "chunked", "multipart"] as const;
+  const kinds = ["put", "tus", "chunked", "multipart", "routed"] as const;
   for (let round = 0; round < rounds; round++) {
     for (const chunkMiB of chunkMiBs) {
       const chunkBytes = Math.round(chunkMiB * MIB);
       // Each round starts the rotation one transfer later, so every transfer runs first, second, … in turn.
       const order = kinds
         .map((_, i) => kinds[(i + round) % kinds.length]!)
-        .filter((kind) => kind !== "multipart" || chunkMiB >= MIN_PART_MIB);
+        .filter((kind) => (kind !== "multipart" && kind !== "routed") || chunkMiB >= MIN_PART_MIB);
       const ms: Record<string, number> = {};
       const cpu: Record<string, number | null> = {};
       const cleanups: (() => Promise<void>)[] = [];
@@ -197,8 +216,10 @@ export async function measureUploads(
           [ms.chunked, cpu.chunked] = [f.ms, c];
           cleanups.push(async () => void (await sendOk("DELETE", `${origin}/floor/chunks?run=${f.run}`)));
         } else {
-          const [m, c] = await cpuOf(() => multipartPuts(origin, bytes, chunkBytes));
-          [ms.multipart, cpu.multipart] = [m.ms, c];
+          const [m, c] = await cpuOf(() =>
+            multipartPuts(origin, bytes, chunkBytes, kind === "routed" ? { sha256 } : undefined),
+          );
+          [ms[kind], cpu[kind]] = [m.ms, c];
           cleanups.push(() => deleteFloorObject(origin, m.key));
         }
       }
@@ -211,20 +232,24 @@ export async function measureUploads(
         uploadMs: ms.tus!,
         chunkedMs: ms.chunked!,
         multipartMs: ms.multipart ?? null,
+        routedMs: ms.routed ?? null,
         rawPutCpu: cpu.put ?? null,
         uploadCpu: cpu.tus ?? null,
         chunkedCpu: cpu.chunked ?? null,
         multipartCpu: cpu.multipart ?? null,
+        routedCpu: cpu.routed ?? null,
       };
       pairs.push(pair);
       const cpuText = cpuSeconds
         ? `; server CPU s: put ${pair.rawPutCpu!.toFixed(2)}, upload ${pair.uploadCpu!.toFixed(2)}, chunked ` +
-          `${pair.chunkedCpu!.toFixed(2)}${pair.multipartCpu === null ? "" : `, multipart ${pair.multipartCpu.toFixed(2)}`}`
+          `${pair.chunkedCpu!.toFixed(2)}${pair.multipartCpu === null ? "" : `, multipart ${pair.multipartCpu.toFixed(2)}`}` +
+          `${pair.routedCpu === null ? "" : `, routed ${pair.routedCpu.toFixed(2)}`}`
         : "";
       log(
         `upload round ${round + 1}, ${chunkMiB} MiB chunks (${order.join(" → ")}): raw put ${pair.rawPutMs.toFixed(0)} ms, ` +
           `tus ${pair.uploadMs.toFixed(0)} ms, chunked puts ${pair.chunkedMs.toFixed(0)} ms` +
-          `${pair.multipartMs === null ? "" : `, multipart ${pair.multipartMs.toFixed(0)} ms`}; ` +
+          `${pair.multipartMs === null ? "" : `, multipart ${pair.multipartMs.toFixed(0)} ms`}` +
+          `${pair.routedMs === null ? "" : `, routed ${pair.routedMs.toFixed(0)} ms`}; ` +
           `ratio ${(pair.rawPutMs / pair.uploadMs).toFixed(2)}, tus vs chunked ${(pair.chunkedMs / pair.uploadMs).toFixed(2)}${cpuText}`,
       );
       // The local bucket keeps every object on disk until the run ends: free them as we go.
@@ -252,7 +277,8 @@ function uploadRows(sizeBytes: number, chunkMiBs: number[], pairs: UploadPair[])
     const cpuNote = cpu
       ? `; server CPU s/GiB: upload ${perGiB((p) => p.uploadCpu)}, raw put ${perGiB((p) => p.rawPutCpu)}, ` +
         `chunked puts ${perGiB((p) => p.chunkedCpu)}` +
-        (mine[0]!.multipartCpu === null ? "" : `, multipart ${perGiB((p) => p.multipartCpu)}`)
+        (mine[0]!.multipartCpu === null ? "" : `, multipart ${perGiB((p) => p.multipartCpu)}`) +
+        (mine[0]!.routedCpu === null ? "" : `, routed ${perGiB((p) => p.routedCpu)}`)
       : "";
     const rows: TargetRow[] = [
       {
@@ -288,6 +314,18 @@ function uploadRows(sizeBytes: number, chunkMiBs: number[], pairs: UploadPair[])
         met: null,
       });
     }
+    if (mine.every((p) => p.routedMs !== null)) {
+      const routed = mine.map((p) => p.routedMs! / p.uploadMs);
+      const routing = mine.map((p) => p.rawPutMs / p.routedMs!);
+      rows.push({
+        metric: `  the same upload against the same parts routed through one object that keeps their SHA-256 (rounds: ${list(routed)}); routed against the raw put: ${list(routing)}`,
+        target: "information",
+        floor: `routed ${median(mine.map((p) => mbps(p.routedMs!))).toFixed(1)} MB/s (${ratio(median(routing))} raw put)`,
+        measured: `${median(mine.map((p) => mbps(p.uploadMs))).toFixed(1)} MB/s`,
+        ratio: ratio(median(routed)),
+        met: null,
+      });
+    }
     return rows;
   });
 }
@@ -299,4 +337,5 @@ export const UPLOAD_FLOOR_NOTE =
   "from start() to onSuccess (POST, one PATCH per chunk, completion in the last). Client wall time both; a ratio " +
   "is raw put ms / upload ms of one interleaved pair; the row's ratio is the median pair. Chunked puts: one PUT per " +
   "chunk, one at a time, each into its own R2 object; multipart: one part per chunk of one multipart upload, then " +
-  "complete() (chunks ≥ 5 MiB). Each round rotates the order of the transfers.";
+  "complete() (chunks ≥ 5 MiB); routed: the same parts through one Durable Object that tees each into the part and a " +
+  "SHA-256 it keeps across parts. Each round rotates the order of the transfers.";

@@ -159,6 +159,26 @@ await withServer(port, async (server) => {
   const completed = await fetch(`${multipart}&complete=1`, { method: "POST", body: JSON.stringify([part]) });
   assert.equal(((await completed.json()) as { size: number }).size, 3);
   assert.equal((await fetch(`${at}/floor/r2-put?key=floor/smoke`, { method: "DELETE" })).status, 204);
+  // The routed floor: two parts through one object, which answers the whole object's SHA-256 at completion.
+  const routedStart = (await (
+    await fetch(`${at}/floor/multipart?key=floor/smoke-routed`, { method: "POST" })
+  ).json()) as {
+    uploadId: string;
+  };
+  const routed = `${at}/floor/routed-multipart?key=floor/smoke-routed&uploadId=${encodeURIComponent(routedStart.uploadId)}`;
+  const first = "a".repeat(5 * 1024 * 1024);
+  const routedParts = [
+    await (await put(`${routed}&part=1&size=${first.length}`, first)).json(),
+    await (await put(`${routed}&part=2&size=3`, "abc")).json(),
+  ];
+  const routedDone = (await (
+    await fetch(`${routed}&complete=1`, { method: "POST", body: JSON.stringify(routedParts) })
+  ).json()) as { size: number; sha256: string };
+  assert.deepEqual(routedDone, {
+    size: first.length + 3,
+    sha256: createHash("sha256").update(first).update("abc").digest("hex"),
+  });
+  assert.equal((await fetch(`${at}/floor/r2-put?key=floor/smoke-routed`, { method: "DELETE" })).status, 204);
 
   // What bench:memory reads (bench/memory.ts): both workerd processes, told apart, and a forced collection of the
   // isolate over the inspector, which workerd carries out only once a request (the nudge) enters the isolate.

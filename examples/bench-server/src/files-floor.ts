@@ -8,16 +8,23 @@
 //   POST   /floor/multipart?key=K  starts a multipart upload → { key, uploadId }
 //   PUT    /floor/multipart?key=K&uploadId=U&part=P&size=N   the body as part P → { partNumber, etag }
 //   POST   /floor/multipart?key=K&uploadId=U&complete=1     body: the parts → { size }
+//   PUT    /floor/routed-multipart?key=K&uploadId=U&part=P&size=N   the same part, but through the Floor object named
+//                                  K, which tees it into the part and the upload's running SHA-256 (Floor.routedPart)
+//   POST   /floor/routed-multipart?key=K&uploadId=U&complete=1     body: the parts → { size, sha256 } (start: as
+//                                  /floor/multipart)
 //   DELETE /floor/chunks?run=R     removes floor/chunks/R/*
 //   GET    /floor/sha256?mib=N     N MiB hashed by the native digest (ms); `resumableMs` is 0 since the software
 //                                  SHA-256 left the library (issue 32)
+
+import type { Env } from "./index.js";
 
 const MIB = 1024 * 1024;
 const MAX_BYTES = 4 * 1024 * MIB;
 
 const text = (status: number, message: string) => new Response(`${message}\n`, { status });
 
-export async function filesFloor(request: Request, url: URL, bucket: R2Bucket): Promise<Response | null> {
+export async function filesFloor(request: Request, url: URL, env: Env): Promise<Response | null> {
+  const bucket = env.FILES;
   switch (url.pathname) {
     case "/floor/r2-put": {
       if (request.method === "DELETE") {
@@ -73,6 +80,20 @@ export async function filesFloor(request: Request, url: URL, bucket: R2Bucket): 
       if (typeof size !== "number") return size;
       if (!Number.isInteger(part) || part < 1 || part > 10_000) return text(400, "part must be 1..10000");
       return Response.json(await upload.uploadPart(part, request.body!.pipeThrough(new FixedLengthStream(size))));
+    }
+    case "/floor/routed-multipart": {
+      const key = url.searchParams.get("key") ?? "";
+      const uploadId = url.searchParams.get("uploadId") ?? "";
+      if (!key.startsWith("floor/") || !uploadId) return text(400, "key (floor/…) and uploadId are required");
+      const object = env.FLOOR.get(env.FLOOR.idFromName(key));
+      if (url.searchParams.get("complete") === "1") {
+        return Response.json(await object.routedComplete(key, uploadId, (await request.json()) as R2UploadedPart[]));
+      }
+      const part = Number(url.searchParams.get("part"));
+      const size = sizedBody(request, url);
+      if (typeof size !== "number") return size;
+      if (!Number.isInteger(part) || part < 1 || part > 10_000) return text(400, "part must be 1..10000");
+      return Response.json(await object.routedPart(key, uploadId, part, size, request.body!));
     }
     case "/floor/r2-get": {
       const key = url.searchParams.get("key") ?? "";

@@ -14,6 +14,8 @@ export const MAX_PAYLOAD = 1_048_574;
 export class Floor extends DurableObject<Env> {
   #table = false;
   #alarmed: (() => void) | undefined;
+  /** The routed multipart floor's running digests, by object key (one Floor object per upload). */
+  readonly #digests = new Map<string, DigestStream>();
 
   /** A call that touches nothing. */
   ping(): number {
@@ -57,6 +59,47 @@ export class Floor extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     this.#alarmed?.();
     this.#alarmed = undefined;
+  }
+
+  /**
+   * One part of the routed multipart floor: the least a PATCH that goes through an object costs where the object keeps
+   * the upload's running SHA-256 across PATCHes. The body, streamed in from the Worker, is teed natively into R2's
+   * part and into the digest this object keeps for `key`; nothing is buffered, checked or recorded.
+   */
+  async routedPart(
+    key: string,
+    uploadId: string,
+    part: number,
+    size: number,
+    body: ReadableStream<Uint8Array>,
+  ): Promise<R2UploadedPart> {
+    let digest = this.#digests.get(key);
+    if (!digest) {
+      digest = new crypto.DigestStream("SHA-256");
+      this.#digests.set(key, digest);
+    }
+    const [toPart, toDigest] = body.tee();
+    const upload = this.env.FILES.resumeMultipartUpload(key, uploadId);
+    const [uploaded] = await Promise.all([
+      upload.uploadPart(part, toPart.pipeThrough(new FixedLengthStream(size))),
+      toDigest.pipeTo(digest, { preventClose: true }),
+    ]);
+    return uploaded;
+  }
+
+  /** Completes the routed multipart floor's upload: its size and the whole object's SHA-256 (hex). */
+  async routedComplete(
+    key: string,
+    uploadId: string,
+    parts: R2UploadedPart[],
+  ): Promise<{ size: number; sha256: string }> {
+    const digest = this.#digests.get(key);
+    if (!digest) throw new Error(`no routed upload of ${key} in this object`);
+    this.#digests.delete(key);
+    await digest.getWriter().close();
+    const sha256 = [...new Uint8Array(await digest.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    const object = await this.env.FILES.resumeMultipartUpload(key, uploadId).complete(parts);
+    return { size: object.size, sha256 };
   }
 
   /** Spins the CPU with no I/O and reports how far the clock moved meanwhile (0 where it stands still). */

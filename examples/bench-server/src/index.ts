@@ -201,8 +201,7 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
     if (url.searchParams.get("reset") === "1") resetCounts();
     return json(counts);
   }
-  if (url.pathname.startsWith("/floor/"))
-    return (await filesFloor(request, url, env.FILES)) ?? floor(request, url, env);
+  if (url.pathname.startsWith("/floor/")) return (await filesFloor(request, url, env)) ?? floor(request, url, env);
   if (url.pathname === "/files" || url.pathname.startsWith("/files/")) return mcp.serveFiles(request, env);
   return new Response("Not found", { status: 404 });
 }
