@@ -12,8 +12,9 @@
 // its own (a request and a durable write per chunk, and no assembly into one object: less than any upload that ends
 // as one object can do); "multipart" (chunks of at least 5 MiB, R2's least part) sends each chunk as one part of one
 // multipart upload, then completes it — the least a chunked upload into one R2 object costs; "routed" sends the same
-// parts through one Durable Object that tees each into the part and a SHA-256 it keeps across parts — the least an
-// upload can cost that keeps the whole file's native digest across PATCHes in an object, as the library does.
+// parts through one Durable Object that reads each into one buffer, feeds it to a SHA-256 it keeps across parts and
+// sends it as the part — the least an upload can cost that keeps the whole file's native digest across PATCHes in
+// an object, as the library does (no lease, no record, no check, no resume).
 import { createHash, randomFillSync } from "node:crypto";
 import { request } from "node:http";
 import * as tus from "tus-js-client";
@@ -337,5 +338,5 @@ export const UPLOAD_FLOOR_NOTE =
   "from start() to onSuccess (POST, one PATCH per chunk, completion in the last). Client wall time both; a ratio " +
   "is raw put ms / upload ms of one interleaved pair; the row's ratio is the median pair. Chunked puts: one PUT per " +
   "chunk, one at a time, each into its own R2 object; multipart: one part per chunk of one multipart upload, then " +
-  "complete() (chunks ≥ 5 MiB); routed: the same parts through one Durable Object that tees each into the part and a " +
-  "SHA-256 it keeps across parts. Each round rotates the order of the transfers.";
+  "complete() (chunks ≥ 5 MiB); routed: the same parts through one Durable Object that reads each into one buffer, " +
+  "feeds a SHA-256 it keeps across parts and sends the buffer as the part. Each round rotates the order of the transfers.";

@@ -15,7 +15,7 @@ export class Floor extends DurableObject<Env> {
   #table = false;
   #alarmed: (() => void) | undefined;
   /** The routed multipart floor's running digests, by object key (one Floor object per upload). */
-  readonly #digests = new Map<string, DigestStream>();
+  readonly #digests = new Map<string, { stream: DigestStream; writer: WritableStreamDefaultWriter<ArrayBufferView> }>();
 
   /** A call that touches nothing. */
   ping(): number {
@@ -63,8 +63,9 @@ export class Floor extends DurableObject<Env> {
 
   /**
    * One part of the routed multipart floor: the least a PATCH that goes through an object costs where the object keeps
-   * the upload's running SHA-256 across PATCHes. The body, streamed in from the Worker, is teed natively into R2's
-   * part and into the digest this object keeps for `key`; nothing is buffered, checked or recorded.
+   * the upload's running SHA-256 across PATCHes. The body, streamed in from the Worker, is read straight into one
+   * part-sized buffer (BYOB, no copy), the buffer is fed to the digest this object keeps for `key` and sent as R2's
+   * part; nothing is checked or recorded, and the part must be the whole body.
    */
   async routedPart(
     key: string,
@@ -75,16 +76,25 @@ export class Floor extends DurableObject<Env> {
   ): Promise<R2UploadedPart> {
     let digest = this.#digests.get(key);
     if (!digest) {
-      digest = new crypto.DigestStream("SHA-256");
+      const stream = new crypto.DigestStream("SHA-256");
+      digest = { stream, writer: stream.getWriter() };
       this.#digests.set(key, digest);
     }
-    const [toPart, toDigest] = body.tee();
-    const upload = this.env.FILES.resumeMultipartUpload(key, uploadId);
-    const [uploaded] = await Promise.all([
-      upload.uploadPart(part, toPart.pipeThrough(new FixedLengthStream(size))),
-      toDigest.pipeTo(digest, { preventClose: true }),
-    ]);
-    return uploaded;
+    const reader = body.getReader({ mode: "byob" });
+    let backing = new ArrayBuffer(size);
+    let at = 0;
+    while (at < size) {
+      const { value, done } = await reader.read(new Uint8Array(backing, at, size - at));
+      if (done || !value) break;
+      // A BYOB read hands the memory back in a new ArrayBuffer (the one passed in is detached).
+      backing = value.buffer as ArrayBuffer;
+      at += value.byteLength;
+    }
+    reader.releaseLock();
+    if (at !== size) throw new Error(`routed part ${part}: ${at} of ${size} bytes`);
+    const bytes = new Uint8Array(backing, 0, size);
+    await digest.writer.write(bytes);
+    return this.env.FILES.resumeMultipartUpload(key, uploadId).uploadPart(part, bytes);
   }
 
   /** Completes the routed multipart floor's upload: its size and the whole object's SHA-256 (hex). */
@@ -96,8 +106,8 @@ export class Floor extends DurableObject<Env> {
     const digest = this.#digests.get(key);
     if (!digest) throw new Error(`no routed upload of ${key} in this object`);
     this.#digests.delete(key);
-    await digest.getWriter().close();
-    const sha256 = [...new Uint8Array(await digest.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    await digest.writer.close();
+    const sha256 = [...new Uint8Array(await digest.stream.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
     const object = await this.env.FILES.resumeMultipartUpload(key, uploadId).complete(parts);
     return { size: object.size, sha256 };
   }
