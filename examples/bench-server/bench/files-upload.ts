@@ -15,6 +15,7 @@
 // parts through one Durable Object that reads each into one buffer, feeds it to a SHA-256 it keeps across parts and
 // sends it as the part — the least an upload can cost that keeps the whole file's native digest across PATCHes in
 // an object, as the library does (no lease, no record, no check, no resume).
+import { execFileSync } from "node:child_process";
 import { createHash, randomFillSync } from "node:crypto";
 import { request } from "node:http";
 import * as tus from "tus-js-client";
@@ -204,6 +205,11 @@ export async function measureUploads(
       const cpu: Record<string, number | null> = {};
       const cleanups: (() => Promise<void>)[] = [];
       for (const kind of order) {
+        // Each transfer starts from the same disk: the one before removed and its writes flushed. Measured without
+        // this: within a round every transfer was slower than the one before it (the local bucket's files and the
+        // kernel's write-back of the gigabytes before it), whatever the kind.
+        for (const cleanup of cleanups.splice(0)) await cleanup();
+        execFileSync("sync");
         if (kind === "put") {
           const [p, c] = await cpuOf(() => rawPut(origin, bytes));
           [ms.put, cpu.put] = [p.ms, c];
@@ -254,7 +260,7 @@ export async function measureUploads(
           `ratio ${(pair.rawPutMs / pair.uploadMs).toFixed(2)}, tus vs chunked ${(pair.chunkedMs / pair.uploadMs).toFixed(2)}${cpuText}`,
       );
       // The local bucket keeps every object on disk until the run ends: free them as we go.
-      for (const cleanup of cleanups) await cleanup();
+      for (const cleanup of cleanups.splice(0)) await cleanup();
     }
   }
   // BENCH_UPLOAD_ROUNDS=0 measures no pairs (the heap peaks only): no rows then.
