@@ -171,12 +171,9 @@ export function defineTaskRunner<Env = unknown>(options: TaskRunnerOptions<Env>)
       const created = toTask(this.store.read()!);
       // Once the record is durable — when the output gate lets this reply go — log the line and start the run here,
       // instead of after an alarm hop. Neither holds the reply; if this instance dies first, the alarm runs the task.
-      // The run starts a macrotask later, not in the commit's own continuation, so that the reply is on its way before
-      // the run's first synchronous stretch: measured with a warm runner, 1.80× → 1.66× F for the create, and the
-      // round trip a little faster too (docs/performance.md, "Create path, round 6").
       void this.ctx.storage.sync().then(() => {
         taskEventLog(eventLevel, task)("task_created", { ttlMs: task.ttlMs, ...fields });
-        setTimeout(() => void this.startFirstRun(), 0);
+        return this.startFirstRun();
       });
       return created;
     }
