@@ -8,8 +8,9 @@
 //   POST   /floor/multipart?key=K  starts a multipart upload → { key, uploadId }
 //   PUT    /floor/multipart?key=K&uploadId=U&part=P&size=N   the body as part P → { partNumber, etag }
 //   POST   /floor/multipart?key=K&uploadId=U&complete=1     body: the parts → { size }
-//   PUT    /floor/routed-multipart?key=K&uploadId=U&part=P&size=N   the same part, but through the Floor object named
-//                                  K, which reads it into one buffer, feeds the upload's running SHA-256 and sends the part (Floor.routedPart)
+//   PUT    /floor/routed-multipart?key=K&uploadId=U&part=P&size=N   the same part, through the Floor object named K,
+//                                  which reads it into one buffer, feeds the upload's running SHA-256 and sends the
+//                                  part (Floor.routedPart)
 //   POST   /floor/routed-multipart?key=K&uploadId=U&complete=1     body: the parts → { size, sha256 } (start: as
 //                                  /floor/multipart)
 //   DELETE /floor/chunks?run=R     removes floor/chunks/R/*

@@ -226,20 +226,19 @@ export async function runProgram(
     const done = await state.storage.list<number>({ prefix: "done:" });
     return new Map([...done].map(([key, count]) => [key.slice(5), count]));
   });
-  const journal = await runInDurableObject(stub(), (_, state) =>
-    state.storage.sql
+  // One look at the journal: its size, and the steps that failed as interrupted on their last attempt.
+  const { journal, failed } = await runInDurableObject(stub(), (_, state) => ({
+    journal: state.storage.sql
       .exec<{ rows: number; largest: number | null }>(
         "SELECT count(*) AS rows, max(length(result)) AS largest FROM steps",
       )
       .one(),
-  );
-  const failed = await runInDurableObject(stub(), (_, state) =>
-    state.storage.sql
+    failed: state.storage.sql
       .exec<{ name: string; attempts: number; error: string }>(
         "SELECT name, attempts, error FROM steps WHERE state = 'failed'",
       )
       .toArray(),
-  );
+  }));
   const interrupted = new Map(
     failed
       .filter((row) => (JSON.parse(row.error) as { name?: string }).name === "StepInterruptedError")
